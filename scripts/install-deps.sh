@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that every part of the project lists in its deps.txt.
+# As root it runs apt-get; otherwise it prints the one command that would.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+mapfile -t wanted < <(cat "$top"/*/deps.txt "$top"/tests/*/deps.txt 2>/dev/null |
+	sed -e 's/#.*//' -e 's/[[:space:]]\+/\n/g' | sed '/^$/d' | sort -u)
+
+missing=()
+for pkg in "${wanted[@]}"; do
+	status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
+	[ "$status" = installed ] || missing+=("$pkg")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "missing packages; as root run:" >&2
+	echo "  $cmd" >&2
+	exit 1
+fi
+echo "installing: ${missing[*]}" >&2
+apt-get update -q >&2
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
