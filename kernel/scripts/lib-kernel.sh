@@ -1,0 +1,184 @@
+# Shared by the kernel build scripts (sourced, not run).
+#
+# Layout under $BUILD_ROOT/kernel (never inside the repository):
+#   base-<tar>/        Debian's linux-source tarball unpacked, one git commit tagged "base"
+#   src-<variant>/     a git worktree of base-<tar> with the series applied, built in place
+#   cache/<variant>-<key>/bzImage   finished builds, keyed by every input (see kernel_cache_key)
+#   ccache/            compiler cache shared by all variants
+#   lock               flock: one build at a time (two builds on two cores gain nothing)
+
+KERNEL_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_ROOT=${BUILD_ROOT:-/var/tmp/cachestat_exporter}
+KROOT=$BUILD_ROOT/kernel
+KERNEL_TARBALL=${KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+JOBS=${JOBS:-$(nproc)}
+
+export CCACHE_DIR=${CCACHE_DIR:-$KROOT/ccache}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-6G}
+# Fresh worktrees have brand-new header mtimes; the sources are identified by content anyway.
+export CCACHE_SLOPPINESS=include_file_mtime,include_file_ctime,time_macros
+# Reproducible version strings, so that ccache hits for init/version.c too.
+export KBUILD_BUILD_USER=cachestat KBUILD_BUILD_HOST=build
+export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 1970"
+# git am needs an identity; the author of each patch comes from the patch itself.
+export GIT_COMMITTER_NAME="cachestat build" GIT_COMMITTER_EMAIL="build@cachestat.invalid"
+export GIT_AUTHOR_NAME="cachestat build" GIT_AUTHOR_EMAIL="build@cachestat.invalid"
+
+log() { printf '%s build.sh: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# The fragments and extra patches of a variant, relative to kernel/config and kernel/patches.
+variant_fragments() {
+	case $1 in
+	release|nofix) echo release.config ;;
+	debug) echo release.config debug.config ;;
+	*) return 1 ;;
+	esac
+}
+
+variant_extra_patches() {
+	case $1 in
+	nofix) echo ab/revert-0001.patch ;;
+	*) ;;
+	esac
+}
+
+# The patches of kernel/patches/series, one path per line (comments and blank lines skipped).
+series_patches() {
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$KERNEL_DIR/patches/series" |
+		sed "s|^|$KERNEL_DIR/patches/|"
+}
+
+# Identity of the tarball without reading its 130 MB: name, size, mtime.
+tarball_key() {
+	stat -c '%n %s %Y' "$KERNEL_TARBALL" | sha256sum | cut -c1-12
+}
+
+# Everything that decides the bytes of a variant's bzImage.
+kernel_cache_key() {
+	local variant=$1 f
+	{
+		echo "variant $variant"
+		stat -c 'tarball %n %s %Y' "$KERNEL_TARBALL"
+		gcc --version | head -n1
+		cat "$KERNEL_DIR/patches/series"
+		series_patches | while read -r f; do sha256sum <"$f"; done
+		for f in $(variant_extra_patches "$variant"); do sha256sum <"$KERNEL_DIR/patches/$f"; done
+		for f in $(variant_fragments "$variant"); do sha256sum <"$KERNEL_DIR/config/$f"; done
+		sha256sum <"$KERNEL_DIR/scripts/build.sh"
+		sha256sum <"$KERNEL_DIR/scripts/lib-kernel.sh"
+	} | sha256sum | cut -c1-16
+}
+
+# Unpack the tarball once into a git repository whose first commit is tagged "base".
+ensure_base_repo() {
+	local base=$KROOT/base-$(tarball_key) tmp
+	if [ -e "$base/.git/refs/tags/base" ]; then
+		echo "$base"
+		return
+	fi
+	tmp=$base.tmp
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	log "unpacking $KERNEL_TARBALL"
+	tar -xJf "$KERNEL_TARBALL" -C "$tmp" --strip-components=1
+	log "committing the unpacked tree"
+	(
+		cd "$tmp"
+		git init -q
+		git config core.autocrlf false
+		git config gc.auto 0
+		# The tarball's ignore rules would hide files of the tree itself: add everything.
+		git add -A -f
+		git commit -q -m "linux-source $(basename "$KERNEL_TARBALL") as shipped"
+		git tag base
+	) >&2
+	mv "$tmp" "$base"
+	echo "$base"
+}
+
+# Make $2 a worktree of base repo $1 holding base + series + extra patches.
+# Only files that differ from what is checked out are rewritten, so kbuild rebuilds little.
+prepare_tree() {
+	local base=$1 tree=$2
+	shift 2
+	local want have
+	want=$(cat "$@" /dev/null | sha256sum | cut -c1-16)
+	if [ ! -e "$tree/.git" ]; then
+		rm -rf "$tree"
+		git -C "$base" worktree prune
+		git -C "$base" worktree add -q --detach "$tree" base >&2
+	fi
+	have=$(cat "$tree/.applied" 2>/dev/null || true)
+	if [ "$have" = "$want" ]; then
+		return
+	fi
+	log "applying ${#} patches in $tree"
+	(
+		cd "$tree"
+		rm -f .applied
+		git am --abort >/dev/null 2>&1 || true
+		git reset -q --hard base
+		if [ $# -gt 0 ]; then
+			git am -q --whitespace=nowarn "$@"
+		fi
+		echo "$want" >.applied
+	) >&2 || die "the series does not apply on $(basename "$KERNEL_TARBALL")"
+}
+
+# Write the merged config of the fragments into $1/.config, keeping the old file (and its
+# mtime) when nothing changed, then check that every requested symbol made it.
+configure_tree() {
+	local tree=$1
+	shift
+	local frag frags=() merged
+	for frag in "$@"; do frags+=("$KERNEL_DIR/config/$frag"); done
+	(
+		cd "$tree"
+		[ -e .config ] && cp -p .config .config.prev
+		scripts/kconfig/merge_config.sh -n "${frags[@]}" >.config.merge.log 2>&1 ||
+			{ cat .config.merge.log; exit 1; }
+		if [ -e .config.prev ] && cmp -s .config .config.prev; then
+			mv .config.prev .config
+		fi
+		rm -f .config.prev
+	) >&2 || die "merging the config failed"
+	check_config "$tree/.config" "${frags[@]}"
+}
+
+# Every "CONFIG_X=v" line of the fragments must be in .config as is; every
+# "# CONFIG_X is not set" must not be set. Prints all mismatches, then fails.
+check_config() {
+	local config=$1 frag line sym val bad=0
+	shift
+	for frag in "$@"; do
+		while IFS= read -r line; do
+			case $line in
+			CONFIG_*=*)
+				sym=${line%%=*} val=${line#*=}
+				if ! grep -qxF "$sym=$val" "$config"; then
+					log "config: $(basename "$frag") asks $sym=$val, got: $(grep -E "^(# )?$sym[= ]" "$config" || echo absent)"
+					bad=1
+				fi
+				;;
+			"# CONFIG_"*" is not set")
+				sym=${line#\# } sym=${sym%% *}
+				if grep -q "^$sym=" "$config"; then
+					log "config: $(basename "$frag") asks $sym unset, got: $(grep "^$sym=" "$config")"
+					bad=1
+				fi
+				;;
+			esac
+		done <"$frag"
+	done
+	[ $bad -eq 0 ] || die "the config fragments are not satisfied (see above)"
+}
+
+# Build bzImage in $1 with ccache, the compiler's output going to log file $2.
+make_bzimage() {
+	local tree=$1 logfile=$2
+	if ! make -C "$tree" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc" bzImage >"$logfile" 2>&1; then
+		tail -n 40 "$logfile" >&2
+		die "kernel build failed in $tree (full log: $logfile)"
+	fi
+}
