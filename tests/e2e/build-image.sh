@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Builds the e2e guest's root disk: Debian bookworm (debootstrap minbase, then apt-get inside the chroot so that
+# virtual packages resolve) with systemd, cloud-init, openssh-server, prometheus and the exporter's runtime
+# libraries, turned into an ext4 image with mkfs.ext4 -d. Nothing of the project is baked in: the exporter, its
+# unit and the Prometheus config arrive at boot through cloud-init, as on any VM.
+#
+# The image is cached under $BUILD_ROOT/e2e, keyed by a hash of this script and guest-packages.txt; a second run
+# reuses it. Boots use a qcow2 overlay on top of it, so it stays clean.
+# Prints the image's path as the last line of stdout; logs go to stderr.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+suite=bookworm
+image_size=${E2E_IMAGE_SIZE:-2G}
+key=$(hash_inputs "$E2E_DIR/build-image.sh" "$E2E_DIR/guest-packages.txt")
+dir=$E2E_ROOT/image-$key
+image=$dir/root.img
+
+mkdir -p "$E2E_ROOT"
+exec 9>"$E2E_ROOT/image.lock"
+flock 9
+if [ -f "$image" ]; then
+	log "guest image: cached $image"
+	echo "$image"
+	exit 0
+fi
+
+[ "$(id -u)" -eq 0 ] || die "building the guest image needs root (debootstrap, chroot)"
+mirror=$(debian_mirror "$suite")
+[ -n "$mirror" ] || die "no apt source for $suite in /etc/apt/sources.list.d/"
+security=$(debian_mirror "$suite-security")
+
+start=$SECONDS
+tmp=$dir.tmp
+rm -rf "$tmp"
+mkdir -p "$tmp"
+root=$tmp/rootfs
+log "guest image: debootstrap $suite into $root (log: $tmp/debootstrap.log)"
+debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus,udev \
+	"$suite" "$root" "$mirror" >"$tmp/debootstrap.log" 2>&1 ||
+	{ tail -n 30 "$tmp/debootstrap.log" >&2; die "debootstrap failed"; }
+
+{
+	printf 'Types: deb\nURIs: %s\nSuites: %s %s-updates\nComponents: main\n' "$mirror" "$suite" "$suite"
+	if [ -n "$security" ]; then
+		printf '\nTypes: deb\nURIs: %s\nSuites: %s-security\nComponents: main\n' "$security" "$suite"
+	fi
+} >"$root/etc/apt/sources.list.d/debian.sources"
+rm -f "$root/etc/apt/sources.list"
+# No service may start inside the chroot.
+printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+chmod 755 "$root/usr/sbin/policy-rc.d"
+
+mapfile -t packages < <(sed -e 's/#.*//' -e 's/[[:space:]]\+/\n/g' "$E2E_DIR/guest-packages.txt" | sed '/^$/d')
+log "guest image: apt-get install ${#packages[@]} packages"
+# A private mount namespace: /proc, /sys and /dev vanish with it, whatever happens.
+unshare --mount --propagation private -- bash -euo pipefail -c '
+	root=$1; shift
+	mount -t proc proc "$root/proc"
+	mount -t sysfs sys "$root/sys"
+	mount --rbind /dev "$root/dev"
+	chroot "$root" apt-get update -q
+	DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get install -y -q --no-install-recommends "$@"
+	chroot "$root" apt-get clean
+' _ "$root" "${packages[@]}" >"$tmp/apt.log" 2>&1 ||
+	{ tail -n 30 "$tmp/apt.log" >&2; die "apt-get in the guest chroot failed"; }
+rm -f "$root/usr/sbin/policy-rc.d"
+rm -rf "$root"/var/lib/apt/lists/*
+
+log "guest image: configuring"
+echo cachestat-guest >"$root/etc/hostname"
+printf '127.0.0.1 localhost\n127.0.1.1 cachestat-guest\n::1 localhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
+printf '/dev/vda / ext4 defaults,errors=remount-ro 0 1\n' >"$root/etc/fstab"
+# systemd makes a fresh machine-id on each first boot.
+: >"$root/etc/machine-id"
+rm -f "$root/var/lib/dbus/machine-id"
+# Every boot generates its own host keys (cloud-init's ssh module).
+rm -f "$root"/etc/ssh/ssh_host_*
+
+# Networking: systemd-networkd, DHCP on the one virtio NIC (QEMU user networking).
+cat >"$root/etc/systemd/network/10-dhcp.network" <<'NET'
+[Match]
+Name=en* eth*
+
+[Network]
+DHCP=ipv4
+LinkLocalAddressing=no
+IPv6AcceptRA=no
+NET
+ln -sf /lib/systemd/system/systemd-networkd.service \
+	"$root/etc/systemd/system/multi-user.target.wants/systemd-networkd.service"
+# Nothing waits for "online": the guest's only network is the host's forwarded ports.
+ln -sf /dev/null "$root/etc/systemd/system/systemd-networkd-wait-online.service"
+# Timers that would compete with the tests for the guest's slow CPUs.
+for unit in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer; do
+	ln -sf /dev/null "$root/etc/systemd/system/$unit"
+done
+
+# cloud-init: the NoCloud seed drive only, never a network metadata service; the network is the image's.
+cat >"$root/etc/cloud/cloud.cfg.d/90-e2e-guest.cfg" <<'CFG'
+datasource_list: [ NoCloud ]
+network: {config: disabled}
+CFG
+# The locale module would run locale-gen, which the image (no locales package) neither has nor needs.
+sed -i '/^ - locale$/d' "$root/etc/cloud/cloud.cfg"
+
+log "guest image: mkfs.ext4 -d ($image_size)"
+du -sh "$root" >&2
+truncate -s "$image_size" "$tmp/root.img"
+mkfs.ext4 -q -F -L cachestat-root -d "$root" "$tmp/root.img"
+rm -rf "$root"
+
+rm -rf "$dir"
+mv "$tmp" "$dir"
+log "guest image: built $image in $((SECONDS - start)) s"
+echo "$image"
