@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Checks the Grafana dashboard and the Prometheus rules of dashboards/:
+#  - every rule file loads (promtool check rules) and its unit tests pass (promtool test rules);
+#  - alerts follow the naming, label and annotation conventions and each has a firing and a quiet test;
+#  - every PromQL expression of the dashboard parses once its variables are substituted;
+#  - the dashboard follows the conventions (schemaVersion, uid, titles, descriptions, units,
+#    job/instance filters, $__rate_interval);
+#  - each of those checks can fail: broken copies of the dashboard and of the alerts must be rejected.
+# One line per check; the last line is "N passed, N failed". Exit status 1 if anything failed.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+tool=(python3 "$here/tools/dashtool.py")
+dashboard=$here/cachestat.json
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { echo "PASS: $1"; pass=$((pass + 1)); }
+ko() { echo "FAIL: $1"; fail=$((fail + 1)); [ -s "$tmp/out" ] && sed 's/^/    /' "$tmp/out" | head -n 40; }
+# run NAME COMMAND...: passes when COMMAND succeeds.
+run() { local name=$1; shift; if "$@" >"$tmp/out" 2>&1; then ok "$name"; else ko "$name"; fi; }
+# reject NAME COMMAND...: passes when COMMAND fails (a broken input must be caught).
+reject() { local name=$1; shift; if "$@" >"$tmp/out" 2>&1; then ko "$name (the broken input was accepted)"; else ok "$name"; fi; }
+# tally COMMAND...: COMMAND prints PASS:/FAIL: lines itself; count them.
+tally() {
+	local line
+	"$@" >"$tmp/tally" 2>&1
+	local rc=$?
+	while IFS= read -r line; do
+		case $line in
+		PASS:*) echo "$line"; pass=$((pass + 1)) ;;
+		FAIL:*) echo "$line"; fail=$((fail + 1)) ;;
+		*) echo "    $line" ;;
+		esac
+	done <"$tmp/tally"
+	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL:' "$tmp/tally"; then
+		: >"$tmp/out"
+		ko "$* exited with status $rc"
+	fi
+}
+
+missing=()
+command -v promtool >/dev/null || missing+=("promtool (package prometheus)")
+python3 -c 'import yaml' 2>/dev/null || missing+=("python3 with yaml (package python3-yaml)")
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "FAIL: tools present: missing ${missing[*]}; run scripts/install-deps.sh"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+ok "tools present: $(promtool --version 2>&1 | head -n 1)"
+
+rule_files=("$here"/rules/*.yml)
+test_files=("$here"/tests/*.yml)
+
+# Rules: load, unit tests, conventions.
+for f in "${rule_files[@]}"; do
+	run "promtool check rules ${f#"$here"/}" promtool check rules "$f"
+done
+for f in "${test_files[@]}"; do
+	run "promtool test rules ${f#"$here"/}" promtool test rules "$f"
+done
+tally "${tool[@]}" rules --rule-files "${rule_files[@]}" --tests "${test_files[@]}"
+
+# Every alert's tests can fail: with the alert forced never to fire, or always to fire,
+# the unit tests must notice.
+mkdir -p "$tmp/mut/rules" "$tmp/mut/tests"
+cp "${test_files[@]}" "$tmp/mut/tests/"
+while IFS=$'\t' read -r alert file; do
+	for mode in never always; do
+		cp "${rule_files[@]}" "$tmp/mut/rules/"
+		"${tool[@]}" mutate-rule "$file" "$alert" "$mode" "$tmp/mut/rules/$(basename "$file")"
+		reject "unit tests catch $alert forced to $mode fire" promtool test rules "$tmp"/mut/tests/*.yml
+	done
+done < <("${tool[@]}" alerts "${rule_files[@]}")
+
+# Dashboard: JSON, conventions, every expression parses.
+run "dashboard is valid JSON" python3 -m json.tool "$dashboard"
+tally "${tool[@]}" lint --dashboard "$dashboard"
+if "${tool[@]}" rulefile --dashboard "$dashboard" "$tmp/exprs.yml" >"$tmp/count" 2>"$tmp/out" &&
+	promtool check rules "$tmp/exprs.yml" >>"$tmp/out" 2>&1; then
+	ok "all $(cat "$tmp/count") dashboard expressions parse (promtool check rules)"
+else
+	ko "dashboard expressions parse (promtool check rules)"
+fi
+n_expr=$(cat "$tmp/count" 2>/dev/null || echo 0)
+if "$here"/queries.sh --job cachestat --instance 'vm:9451' --cgroup '/a\.slice/b' >"$tmp/q" 2>"$tmp/out" &&
+	[ "$(grep -c . "$tmp/q")" -eq "$n_expr" ] && ! grep -q '\$' "$tmp/q" &&
+	grep -q 'cgroup=~"/a\\\\.slice/b"' "$tmp/q"; then
+	ok "queries.sh prints all $n_expr expressions, variables substituted"
+else
+	ko "queries.sh prints all $n_expr expressions, variables substituted"
+fi
+
+# The dashboard checks can fail: every broken copy must be rejected.
+for m in schema-version uid no-title no-description no-unit no-instance-filter bare-metric \
+	fixed-rate-window multi-value-equals unknown-variable missing-panel datasource-hardcoded; do
+	"${tool[@]}" mutate --dashboard "$dashboard" "$m" "$tmp/broken.json"
+	reject "lint rejects a dashboard with mutation $m" "${tool[@]}" lint --dashboard "$tmp/broken.json"
+done
+"${tool[@]}" mutate --dashboard "$dashboard" bad-promql "$tmp/broken.json"
+"${tool[@]}" rulefile --dashboard "$tmp/broken.json" "$tmp/broken.yml" >/dev/null
+reject "promtool rejects a dashboard expression that does not parse" promtool check rules "$tmp/broken.yml"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Prints every PromQL expression of the cachestat dashboard, one per line, with the dashboard's
+# variables substituted, so that a test can ask a Prometheus whether each returns data.
+#
+# Usage: dashboards/queries.sh [--job JOB] [--instance INSTANCE] [--cgroup REGEX]
+#                              [--rate-interval DURATION] [--panels-only] [--tsv]
+#   --job            value for $job (default cachestat)
+#   --instance       value for $instance (default localhost:9451)
+#   --cgroup         value for $cgroup, a regular expression used with =~ (default .+)
+#   --rate-interval  value for $__rate_interval (default 1m; at least 4x the scrape interval)
+#   --panels-only    leave out the template variables' label_values() selectors
+#   --tsv            print "kind<TAB>name<TAB>expression" (kind: panel or variable;
+#                    name: "panel title/refId" or the variable's name)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+exec python3 "$here/tools/dashtool.py" exprs --dashboard "$here/cachestat.json" "$@"

@@ -1,0 +1,524 @@
+#!/usr/bin/env python3
+"""Reads the cachestat Grafana dashboard and its Prometheus rules for the checks.
+
+Subcommands:
+  exprs     print every PromQL expression of the dashboard with its variables substituted
+  rulefile  write those expressions as recording rules, for `promtool check rules` to parse
+  lint      check the dashboard against the project's conventions, one line per check
+  rules     check the alerting/recording rule files and that every alert has unit tests
+  mutate    write a copy of the dashboard broken in one named way (to prove lint can fail)
+  mutate-rule  write a rule file in which one alert never or always fires (to prove its tests can fail)
+  alerts    list the alerts of rule files
+
+Output lines of lint and rules are "PASS: what" or "FAIL: what: why"; the exit status is 1
+if any check failed. Only the Python standard library and PyYAML are used.
+"""
+
+import argparse
+import copy
+import glob
+import json
+import os
+import re
+import sys
+
+DASHBOARD_UID = "cachestat-exporter"
+SCHEMA_VERSION = 39
+
+# Grafana's built-in interval and range variables, with the values the checks use.
+BUILTINS = {
+    "__rate_interval": "1m",
+    "__interval": "15s",
+    "__interval_ms": "15000",
+    "__range": "1h",
+    "__range_s": "3600",
+    "__range_ms": "3600000",
+}
+
+# Functions whose range argument must be $__rate_interval.
+RATE_FUNCS = ("rate", "irate", "increase", "delta", "idelta", "deriv")
+
+KEYWORDS = {"and", "or", "unless", "bool", "offset", "by", "without", "on", "ignoring",
+            "group_left", "group_right", "inf", "nan", "atan2"}
+
+PROMQL_FUNCS = {
+    "abs", "absent", "absent_over_time", "avg", "avg_over_time", "bottomk", "ceil", "changes",
+    "clamp", "clamp_max", "clamp_min", "count", "count_over_time", "count_values", "day_of_month",
+    "day_of_week", "day_of_year", "days_in_month", "delta", "deriv", "exp", "floor", "group",
+    "histogram_quantile", "holt_winters", "hour", "idelta", "increase", "irate", "label_join",
+    "label_replace", "last_over_time", "ln", "log10", "log2", "max", "max_over_time", "min",
+    "min_over_time", "minute", "month", "predict_linear", "present_over_time", "quantile",
+    "quantile_over_time", "rate", "resets", "round", "scalar", "sgn", "sort", "sort_desc", "sqrt",
+    "stddev", "stddev_over_time", "stdvar", "stdvar_over_time", "sum", "sum_over_time", "time",
+    "timestamp", "topk", "vector", "year",
+}
+
+# What the issue asks the dashboard to show: (description, regular expression over all exprs).
+REQUIRED_QUERIES = [
+    ("cached bytes per cgroup", r"\bcachestat_cgroup_cached_bytes\{"),
+    ("dirty bytes per cgroup", r"\bcachestat_cgroup_dirty_bytes\{"),
+    ("writeback bytes per cgroup", r"\bcachestat_cgroup_writeback_bytes\{"),
+    ("evicted bytes per cgroup", r"\bcachestat_cgroup_evicted_bytes\{"),
+    ("recently evicted bytes per cgroup", r"\bcachestat_cgroup_recently_evicted_bytes\{"),
+    ("residency ratio (cached over files' size)",
+     r"cachestat_cgroup_cached_bytes\{[^}]*\}\s*/\s*\(?\s*cachestat_cgroup_files_size_bytes\{"),
+    ("refault rate per cgroup", r"rate\(\s*cachestat_cgroup_workingset_refault_file_total\{"),
+    ("refault rate per NUMA node", r"rate\(\s*cachestat_cgroup_node_workingset_refault_file_total\{"),
+    ("top files by recently evicted bytes", r"topk\(\s*\d+\s*,\s*cachestat_file_recently_evicted_bytes\{"),
+    ("exporter scrape duration", r"\bcachestat_scrape_collector_duration_seconds\{"),
+    ("exporter skipped files", r"\bcachestat_files_skipped_total\{"),
+]
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def walk_panels(panels):
+    for p in panels or []:
+        yield p
+        yield from walk_panels(p.get("panels"))
+
+
+def variables(dash):
+    return {v.get("name"): v for v in dash.get("templating", {}).get("list", [])}
+
+
+def variable_query(var):
+    q = var.get("query")
+    if isinstance(q, dict):
+        q = q.get("query")
+    return q if isinstance(q, str) else ""
+
+
+def label_values_selector(query):
+    """label_values(SELECTOR, label) -> SELECTOR; None if the query has no selector."""
+    m = re.fullmatch(r"\s*label_values\(\s*(.+)\s*,\s*[a-zA-Z_][a-zA-Z0-9_]*\s*\)\s*", query, re.S)
+    if m:
+        return m.group(1).strip()
+    m = re.fullmatch(r"\s*query_result\(\s*(.+)\s*\)\s*", query, re.S)
+    return m.group(1).strip() if m else None
+
+
+def expressions(dash):
+    """Yields (kind, name, raw expression) for panel targets and query variables."""
+    for p in walk_panels(dash.get("panels")):
+        for t in p.get("targets") or []:
+            if "expr" in t:
+                yield "panel", "%s/%s" % (p.get("title", "?"), t.get("refId", "?")), t["expr"]
+    for name, v in variables(dash).items():
+        if v.get("type") == "query":
+            q = variable_query(v)
+            sel = label_values_selector(q)
+            yield "variable", name, sel if sel is not None else q
+
+
+def promql_string(value):
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+VAR_RE = re.compile(r"\$\{([A-Za-z0-9_]+)(?::[^}]*)?\}|\[\[([A-Za-z0-9_]+)(?::[^\]]*)?\]\]|\$([A-Za-z0-9_]+)")
+
+
+def substitute(expr, values):
+    """Replaces Grafana variables; raises KeyError naming an unknown one."""
+    def repl(m):
+        name = m.group(1) or m.group(2) or m.group(3)
+        if name in BUILTINS:
+            return values.get(name, BUILTINS[name])
+        if name in values:
+            return promql_string(values[name])
+        raise KeyError(name)
+    return VAR_RE.sub(repl, expr)
+
+
+def strip_strings(expr):
+    """Replaces the contents of string literals with placeholders, keeping the quotes."""
+    return re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+
+
+def selectors(expr):
+    """Yields (metric name or '', matcher text) for every vector selector in expr."""
+    s = re.sub(r"#.*", "", expr)
+    # Grouping and matching label lists are not selectors.
+    s = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", s)
+    # Ranges, subqueries and offsets' durations.
+    s = re.sub(r"\[[^\]]*\]", " ", s)
+    pos = 0
+    while pos < len(s):
+        m = re.compile(r'"(?:[^"\\]|\\.)*"|[A-Za-z_:][A-Za-z0-9_:]*|\{').search(s, pos)
+        if not m:
+            break
+        tok = m.group(0)
+        pos = m.end()
+        if tok.startswith('"'):
+            continue
+        if tok == "{":
+            end = find_close(s, m.start())
+            yield "", s[m.start() + 1:end]
+            pos = end + 1
+            continue
+        rest = s[pos:].lstrip()
+        if rest.startswith("("):
+            continue  # a function or aggregation
+        if tok.lower() in KEYWORDS or re.fullmatch(r"\d.*", tok):
+            continue
+        if rest.startswith("{"):
+            start = s.index("{", pos)
+            end = find_close(s, start)
+            yield tok, s[start + 1:end]
+            pos = end + 1
+        else:
+            yield tok, ""
+
+
+def find_close(s, start):
+    i, depth = start, 0
+    while i < len(s):
+        c = s[i]
+        if c == '"':
+            m = re.compile(r'"(?:[^"\\]|\\.)*"').match(s, i)
+            i = m.end() if m else i + 1
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return len(s)
+
+
+def calls(expr, names):
+    """Yields (function, argument text) for each call of the named functions."""
+    for m in re.finditer(r"\b(%s)\s*\(" % "|".join(names), expr):
+        depth, i = 0, m.end() - 1
+        while i < len(expr):
+            if expr[i] == "(":
+                depth += 1
+            elif expr[i] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        yield m.group(1), expr[m.end():i]
+
+
+class Report:
+    def __init__(self):
+        self.failed = 0
+
+    def check(self, what, problems):
+        if problems:
+            self.failed += 1
+            print("FAIL: %s: %s" % (what, "; ".join(problems)))
+        else:
+            print("PASS: %s" % what)
+
+
+def lint(dash, report):
+    report.check("dashboard schemaVersion is %d" % SCHEMA_VERSION,
+                 [] if dash.get("schemaVersion") == SCHEMA_VERSION
+                 else ["schemaVersion is %r" % dash.get("schemaVersion")])
+    report.check("dashboard uid is the stable %r" % DASHBOARD_UID,
+                 [] if dash.get("uid") == DASHBOARD_UID else ["uid is %r" % dash.get("uid")])
+    report.check("dashboard has a title", [] if dash.get("title") else ["no title"])
+
+    vars_ = variables(dash)
+    ds = vars_.get("datasource", {})
+    report.check("datasource variable of type prometheus",
+                 [] if ds.get("type") == "datasource" and ds.get("query") == "prometheus"
+                 else ["variable 'datasource' is missing or not a prometheus datasource variable"])
+
+    problems = []
+    filters = {"job": [], "instance": ["job"], "cgroup": ["job", "instance"]}
+    for name, needs in filters.items():
+        v = vars_.get(name)
+        if not v or v.get("type") != "query":
+            problems.append("no query variable %r" % name)
+            continue
+        q = variable_query(v)
+        if not q.startswith("label_values("):
+            problems.append("%s: query is not label_values(...): %r" % (name, q))
+        if (v.get("datasource") or {}).get("uid") != "${datasource}":
+            problems.append("%s: does not use ${datasource}" % name)
+        for need in needs:
+            if not re.search(r'\b%s\s*=~?\s*"\$%s"' % (need, need), q):
+                problems.append("%s: query does not filter on %s" % (name, need))
+    report.check("job, instance and cgroup variables with label_values queries", problems)
+
+    panels = [p for p in walk_panels(dash.get("panels")) if p.get("type") != "row"]
+    report.check("dashboard has panels", [] if panels else ["no panels"])
+
+    ids = [p.get("id") for p in walk_panels(dash.get("panels"))]
+    dup = sorted({i for i in ids if ids.count(i) > 1 or i is None}, key=str)
+    report.check("panel ids are unique", ["duplicate or missing id %r" % i for i in dup])
+
+    for field, get in (("title", lambda p: p.get("title")),
+                       ("description", lambda p: p.get("description")),
+                       ("unit", lambda p: ((p.get("fieldConfig") or {}).get("defaults") or {}).get("unit"))):
+        report.check("every panel has a %s" % field,
+                     ["panel %s has none" % (p.get("title") or p.get("id")) for p in panels
+                      if not (isinstance(get(p), str) and get(p).strip())])
+
+    problems = []
+    for p in panels:
+        uses = [p.get("datasource")] + [t.get("datasource") for t in p.get("targets") or []]
+        if not p.get("targets"):
+            problems.append("panel %s has no query" % p.get("title"))
+        for d in uses:
+            if not isinstance(d, dict) or d.get("uid") != "${datasource}":
+                problems.append("panel %s uses datasource %r" % (p.get("title"), d))
+                break
+    report.check("every panel queries the ${datasource} variable", problems)
+
+    multi = {n for n, v in vars_.items() if v.get("multi") or v.get("includeAll")}
+    exprs = [(n, e) for k, n, e in expressions(dash) if k == "panel"]
+    problems = []
+    for name, expr in exprs:
+        for metric, matchers in selectors(expr):
+            for label in ("job", "instance"):
+                if not re.search(r'\b%s\s*=~?\s*"\$\{?%s\}?"' % (label, label), matchers):
+                    problems.append("%s: %s has no %s filter" % (name, metric or "{...}", label))
+    report.check("every query filters on job and instance", problems)
+
+    problems = []
+    for name, expr in exprs:
+        for var in multi:
+            for m in re.finditer(r'\b([a-zA-Z_]\w*)\s*(!?=)(?!~)\s*"\$\{?%s\}?"' % var, expr):
+                problems.append('%s: %s%s"$%s" on a multi-value variable needs =~' % (name, m.group(1), m.group(2), var))
+    report.check("multi-value variables are matched with =~", problems)
+
+    problems = []
+    for name, expr in exprs:
+        for func, arg in calls(expr, RATE_FUNCS):
+            ranges = re.findall(r"\[([^\]]*)\]", arg)
+            if not ranges:
+                problems.append("%s: %s() without a range" % (name, func))
+            for r in ranges:
+                if r.strip() not in ("$__rate_interval", "${__rate_interval}"):
+                    problems.append("%s: %s() over [%s]" % (name, func, r))
+    report.check("rate/irate/increase use $__rate_interval", problems)
+
+    problems = []
+    known = set(vars_) | set(BUILTINS)
+    for kind, name, expr in expressions(dash):
+        for m in VAR_RE.finditer(expr):
+            var = m.group(1) or m.group(2) or m.group(3)
+            if var not in known:
+                problems.append("%s %s: unknown variable $%s" % (kind, name, var))
+        for fn in re.findall(r"\b([a-z_]+)\s*\(", strip_strings(re.sub(r"\[[^\]]*\]", "", expr))):
+            if fn not in PROMQL_FUNCS and fn not in KEYWORDS:
+                problems.append("%s %s: unknown function %s()" % (kind, name, fn))
+    report.check("queries use only known variables and functions", problems)
+
+    alltext = "\n".join(e for _, e in exprs)
+    report.check("panels cover what the issue asks for",
+                 ["no query for %s" % what for what, rx in REQUIRED_QUERIES if not re.search(rx, alltext)])
+
+
+def exprs_substituted(dash, values):
+    for kind, name, expr in expressions(dash):
+        yield kind, name, " ".join(substitute(expr, values).split())
+
+
+def cmd_exprs(args):
+    dash = load(args.dashboard)
+    values = {"job": args.job, "instance": args.instance, "cgroup": args.cgroup,
+              "datasource": "prometheus", "__rate_interval": args.rate_interval}
+    for kind, name, expr in exprs_substituted(dash, values):
+        if args.panels_only and kind != "panel":
+            continue
+        print("%s\t%s\t%s" % (kind, name, expr) if args.tsv else expr)
+    return 0
+
+
+def cmd_rulefile(args):
+    dash = load(args.dashboard)
+    values = {"job": "cachestat", "instance": "localhost:9451", "cgroup": "/system.slice/db.service",
+              "datasource": "prometheus"}
+    out = ["groups:", "  - name: dashboard-expressions", "    rules:"]
+    for i, (kind, name, expr) in enumerate(exprs_substituted(dash, values)):
+        out.append("      # %s %s" % (kind, name.replace("\n", " ")))
+        out.append("      - record: dashboard:expr_%d" % i)
+        out.append("        expr: %s" % json.dumps(expr))
+    with open(args.output, "w", encoding="utf-8") as f:
+        f.write("\n".join(out) + "\n")
+    print(i + 1)
+    return 0
+
+
+def cmd_lint(args):
+    report = Report()
+    lint(load(args.dashboard), report)
+    return 1 if report.failed else 0
+
+
+def load_yaml(path):
+    import yaml
+    with open(path, encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+def cmd_rules(args):
+    report = Report()
+    alerts, records = {}, []
+    for path in args.rule_files:
+        for group in (load_yaml(path) or {}).get("groups", []):
+            for rule in group.get("rules", []):
+                if "alert" in rule:
+                    alerts[rule["alert"]] = rule
+                else:
+                    records.append(rule.get("record", ""))
+    report.check("alerting rules exist", [] if alerts else ["no alert found"])
+    report.check("alert names are CamelCase with the Cachestat prefix",
+                 [n for n in alerts if not re.fullmatch(r"Cachestat(?:[A-Z][a-z0-9]*)+", n)])
+    problems = []
+    for name, rule in alerts.items():
+        if (rule.get("labels") or {}).get("severity") not in ("critical", "warning", "info"):
+            problems.append("%s: labels.severity is %r" % (name, (rule.get("labels") or {}).get("severity")))
+        for key in ("summary", "description"):
+            if not (rule.get("annotations") or {}).get(key):
+                problems.append("%s: no annotations.%s" % (name, key))
+        if not rule.get("for"):
+            problems.append("%s: no for:" % name)
+    report.check("every alert has severity, summary, description and for", problems)
+    report.check("recording rule names follow level:metric:operations",
+                 [r for r in records if not re.fullmatch(r"[a-z_]+:cachestat_[a-z0-9_]+:[a-z0-9_]+", r)])
+
+    fires, quiet = set(), set()
+    for path in args.tests:
+        for test in (load_yaml(path) or {}).get("tests", []):
+            for t in test.get("alert_rule_test") or []:
+                (fires if t.get("exp_alerts") else quiet).add(t.get("alertname"))
+    report.check("every alert has a unit test where it fires",
+                 ["%s never expected to fire" % n for n in sorted(alerts) if n not in fires])
+    report.check("every alert has a unit test where it must not fire",
+                 ["%s never expected quiet" % n for n in sorted(alerts) if n not in quiet])
+    return 1 if report.failed else 0
+
+
+def first_panel(dash, pred=lambda p: True):
+    return next(p for p in walk_panels(dash["panels"]) if p.get("type") != "row" and pred(p))
+
+
+def _replace_expr(dash, old, new):
+    for p in walk_panels(dash["panels"]):
+        for t in p.get("targets") or []:
+            if old in t.get("expr", ""):
+                t["expr"] = t["expr"].replace(old, new, 1)
+                return
+    raise SystemExit("mutation found nothing to change: %r" % old)
+
+
+MUTATIONS = {
+    "schema-version": lambda d: d.update(schemaVersion=38),
+    "uid": lambda d: d.update(uid="cachestat-exporter-copy"),
+    "no-description": lambda d: first_panel(d).pop("description"),
+    "no-unit": lambda d: first_panel(d)["fieldConfig"]["defaults"].pop("unit"),
+    "no-title": lambda d: first_panel(d).update(title=""),
+    "no-instance-filter": lambda d: _replace_expr(d, ', instance="$instance"', ""),
+    "bare-metric": lambda d: _replace_expr(d, "cachestat_cgroup_cached_bytes{", "cachestat_cgroup_cached_bytes + 0 * up{"),
+    "fixed-rate-window": lambda d: _replace_expr(d, "[$__rate_interval]", "[5m]"),
+    "multi-value-equals": lambda d: _replace_expr(d, 'cgroup=~"$cgroup"', 'cgroup="$cgroup"'),
+    "unknown-variable": lambda d: _replace_expr(d, '"$job"', '"$jobname"'),
+    "missing-panel": lambda d: d.update(panels=[p for p in d["panels"]
+                                                if "topk(" not in json.dumps(p.get("targets", []))]),
+    "datasource-hardcoded": lambda d: first_panel(d).update(datasource={"type": "prometheus", "uid": "abc123"}),
+    "bad-promql": lambda d: _replace_expr(d, "cachestat_cgroup_cached_bytes{", "sum by (cgroup (cachestat_cgroup_cached_bytes{"),
+}
+
+
+def cmd_mutate(args):
+    dash = load(args.dashboard)
+    MUTATIONS[args.mutation](dash)
+    with open(args.output, "w", encoding="utf-8") as f:
+        json.dump(dash, f, indent=2)
+    return 0
+
+
+def cmd_mutate_rule(args):
+    """Rewrites one alert so that it never fires or always fires; other rules stay as they are."""
+    import yaml
+    doc = load_yaml(args.rule_file)
+    found = False
+    for group in doc.get("groups", []):
+        for rule in group.get("rules", []):
+            if rule.get("alert") == args.alert:
+                rule["expr"] = "vector(1) < 0" if args.mode == "never" else "vector(1)"
+                found = True
+    if not found:
+        raise SystemExit("no alert %s in %s" % (args.alert, args.rule_file))
+    with open(args.output, "w", encoding="utf-8") as f:
+        yaml.safe_dump(doc, f, sort_keys=False)
+    return 0
+
+
+def cmd_alerts(args):
+    for path in args.rule_files:
+        for group in (load_yaml(path) or {}).get("groups", []):
+            for rule in group.get("rules", []):
+                if "alert" in rule:
+                    print("%s\t%s" % (rule["alert"], path))
+    return 0
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    default = os.path.join(here, "..", "cachestat.json")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    p = sub.add_parser("exprs", help="print the dashboard's expressions, variables substituted")
+    p.add_argument("--dashboard", default=default)
+    p.add_argument("--job", default="cachestat")
+    p.add_argument("--instance", default="localhost:9451")
+    p.add_argument("--cgroup", default=".+", help="regular expression for cgroup=~ (default .+)")
+    p.add_argument("--rate-interval", default="1m")
+    p.add_argument("--tsv", action="store_true", help="print kind<TAB>name<TAB>expression")
+    p.add_argument("--panels-only", action="store_true", help="leave out the template variables' queries")
+    p.set_defaults(func=cmd_exprs)
+
+    p = sub.add_parser("rulefile", help="write the expressions as recording rules")
+    p.add_argument("--dashboard", default=default)
+    p.add_argument("output")
+    p.set_defaults(func=cmd_rulefile)
+
+    p = sub.add_parser("lint", help="check the dashboard's conventions")
+    p.add_argument("--dashboard", default=default)
+    p.set_defaults(func=cmd_lint)
+
+    p = sub.add_parser("rules", help="check rule files and their unit tests")
+    p.add_argument("--rule-files", nargs="+", required=True)
+    p.add_argument("--tests", nargs="+", required=True)
+    p.set_defaults(func=cmd_rules)
+
+    p = sub.add_parser("mutate", help="write a copy of the dashboard broken one way")
+    p.add_argument("--dashboard", default=default)
+    p.add_argument("mutation", choices=sorted(MUTATIONS))
+    p.add_argument("output")
+    p.set_defaults(func=cmd_mutate)
+
+    p = sub.add_parser("mutate-rule", help="write a rule file where one alert never or always fires")
+    p.add_argument("rule_file")
+    p.add_argument("alert")
+    p.add_argument("mode", choices=["never", "always"])
+    p.add_argument("output")
+    p.set_defaults(func=cmd_mutate_rule)
+
+    p = sub.add_parser("alerts", help="list alert names and their files")
+    p.add_argument("rule_files", nargs="+")
+    p.set_defaults(func=cmd_alerts)
+
+    args = ap.parse_args()
+    try:
+        return args.func(args)
+    except KeyError as e:
+        print("unknown variable $%s" % e.args[0], file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
