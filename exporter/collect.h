@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * collect: one scan of the cgroup tree into a snapshot. Concurrent callers share the scan in
+ * progress: the ones that arrive while it runs wait for it and get the same snapshot.
+ * Never logs: what went wrong is in snapshot->problem and the collector success flags.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "config.h"
+#include "pagecache.h"
+#include "snapshot.h"
+
+struct collector_options {
+	const char *cgroupfs; /* the cgroup v2 mount to walk */
+	const char *procfs;
+	bool enable[_COLLECTOR_MAX];
+};
+
+struct collector;
+
+/* Takes ownership of cfg. Returns 0 or -ENOMEM. */
+int collector_new(const struct collector_options *opts, const struct pagecache *pc,
+		  struct config *cfg, struct collector **ret);
+
+/* Replaces the config (takes ownership); a scan in progress finishes with the old one. */
+void collector_set_config(struct collector *c, struct config *cfg);
+
+/*
+ * A fresh snapshot: from a scan this call starts, or from the one in progress. *ret_fresh says
+ * whether this caller ran the scan (and should log its problem). Returns 0 or -ENOMEM.
+ * The caller drops the snapshot with snapshot_unref().
+ */
+int collector_snapshot(struct collector *c, struct snapshot **ret, bool *ret_fresh);
+
+void collector_free(struct collector *c);

@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include "files.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+
+#include "config.h"
+#include "util.h"
+
+/* Directory trees deeper than this are cut (each level holds two descriptors). */
+#define FILES_MAX_DEPTH 128
+
+/*
+ * O_NONBLOCK: a FIFO or a device that slipped past the type check must not hang the scan.
+ * O_NOATIME: looking must not change the file (needs ownership or CAP_FOWNER, see open_file()).
+ */
+#define FILES_OPEN_FLAGS (O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+
+uint64_t files_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void skip(struct files_ctx *ctx, enum skip_reason r)
+{
+	ctx->skipped[r]++;
+}
+
+static enum skip_reason skip_reason_of(int err)
+{
+	switch (err) {
+	case EPERM:
+	case EACCES:
+		return SKIP_EPERM;
+	case ENOENT:
+	case ESTALE:
+		return SKIP_VANISHED;
+	case ENXIO:
+	case ELOOP:
+	case ENOTDIR:
+	case EISDIR:
+		return SKIP_NOT_REGULAR;
+	default:
+		return SKIP_ERROR;
+	}
+}
+
+/* Whether another file may be opened: the budget and the clock. */
+static bool admit(struct files_ctx *ctx)
+{
+	if (ctx->timed_out)
+		return false;
+	if (ctx->deadline_ns && files_now_ns() > ctx->deadline_ns) {
+		ctx->timed_out = true;
+		return false;
+	}
+	if (ctx->budget == 0) {
+		skip(ctx, SKIP_LIMIT);
+		return false;
+	}
+	return true;
+}
+
+static int open_file(int dirfd, const char *name, int extra)
+{
+	int fd = openat(dirfd, name, FILES_OPEN_FLAGS | O_NOATIME | extra);
+
+	/* O_NOATIME is refused with EPERM for files the caller does not own without CAP_FOWNER. */
+	if (fd < 0 && errno == EPERM)
+		fd = openat(dirfd, name, FILES_OPEN_FLAGS | extra);
+	return fd;
+}
+
+/*
+ * Opens dirfd/name, checks it is the regular file expect describes (when given) and visits it.
+ * The descriptor is closed before returning.
+ */
+static int visit_file(struct files_ctx *ctx, int dirfd, const char *name, int extra,
+		      const struct stat *expect, const char *path, const char *proc_link)
+{
+	_cleanup_close_ int fd = -1;
+	struct files_entry e;
+	struct stat st;
+
+	fd = open_file(dirfd, name, extra);
+	if (fd < 0) {
+		skip(ctx, skip_reason_of(errno));
+		return 0;
+	}
+	ctx->budget--;
+	if (fstat(fd, &st) < 0) {
+		skip(ctx, SKIP_ERROR);
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		skip(ctx, SKIP_NOT_REGULAR);
+		return 0;
+	}
+	if (expect) {
+		/* The fd number or the mapping was reused for another file since the stat. */
+		if (st.st_dev != expect->st_dev || st.st_ino != expect->st_ino) {
+			skip(ctx, SKIP_VANISHED);
+			return 0;
+		}
+	} else {
+		int r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+
+		if (r < 0)
+			return r;
+		if (r == 0)
+			return 0;
+	}
+	e = (struct files_entry){ .fd = fd, .st = &st, .path = path, .proc_link = proc_link };
+	return ctx->visit(ctx, &e);
+}
+
+/*
+ * Visits the file behind a proc link (an fd or map_files entry). The link is stat()ed first: a
+ * device must never be opened (opening some, like a watchdog, has effects), and a file seen
+ * already is not opened again.
+ */
+static int visit_proc_link(struct files_ctx *ctx, int dirfd, const char *name,
+			   const char *proc_link)
+{
+	struct stat st;
+	int r;
+
+	if (fstatat(dirfd, name, &st, 0) < 0) {
+		skip(ctx, skip_reason_of(errno));
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		skip(ctx, SKIP_NOT_REGULAR);
+		return 0;
+	}
+	r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	if (r <= 0)
+		return r;
+	if (!admit(ctx))
+		return 0;
+	return visit_file(ctx, dirfd, name, 0, &st, NULL, proc_link);
+}
+
+/* Every entry of PID/SUB (fd or map_files). -errno when the directory cannot be opened. */
+static int scan_proc_dir(struct files_ctx *ctx, pid_t pid, const char *sub)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	char rel[64], link[64 + 256 + 2];
+	struct dirent *de;
+	int fd;
+
+	snprintf(rel, sizeof(rel), "%d/%s", (int)pid, sub);
+	fd = openat(ctx->procfs_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		int err = errno;
+
+		close(fd);
+		return -err;
+	}
+	while ((de = readdir(d))) {
+		int r;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (ctx->timed_out)
+			break;
+		snprintf(link, sizeof(link), "%s/%s", rel, de->d_name);
+		r = visit_proc_link(ctx, dirfd(d), de->d_name, link);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * Where map_files is closed to us (it needs CAP_SYS_ADMIN), the file mappings come from
+ * PID/maps: "start-end perms offset major:minor inode path". A mapping of a deleted file
+ * cannot be reached that way; it is counted as vanished.
+ */
+static int scan_maps(struct files_ctx *ctx, pid_t pid)
+{
+	_cleanup_free_ char *buf = NULL;
+	char rel[64];
+	size_t len;
+	char *line, *save = NULL;
+	int r;
+
+	snprintf(rel, sizeof(rel), "%d/maps", (int)pid);
+	r = read_file_at(ctx->procfs_fd, rel, &buf, &len);
+	if (r < 0)
+		return r == -ENOENT || r == -ESRCH ? 0 : r;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned maj, min;
+		unsigned long long ino;
+		int off = 0;
+		const char *path;
+		struct stat st;
+
+		if (sscanf(line, "%*s %*s %*s %x:%x %llu %n", &maj, &min, &ino, &off) != 3 ||
+		    off == 0 || ino == 0)
+			continue;
+		path = line + off;
+		if (path[0] != '/')
+			continue;
+		if (fileset_contains(&ctx->seen, (uint64_t)makedev(maj, min), ino))
+			continue;
+		{
+			size_t n = strlen(path);
+			static const char deleted[] = " (deleted)";
+
+			if (n > sizeof(deleted) - 1 &&
+			    strcmp(path + n - (sizeof(deleted) - 1), deleted) == 0) {
+				skip(ctx, SKIP_VANISHED);
+				continue;
+			}
+		}
+		if (stat(path, &st) < 0) {
+			skip(ctx, skip_reason_of(errno));
+			continue;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			skip(ctx, SKIP_NOT_REGULAR);
+			continue;
+		}
+		if (st.st_ino != ino) {
+			skip(ctx, SKIP_VANISHED);
+			continue;
+		}
+		r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			continue;
+		/* maps prints the device the kernel keeps; remember that form too */
+		r = fileset_add(&ctx->seen, (uint64_t)makedev(maj, min), ino);
+		if (r < 0)
+			return r;
+		if (!admit(ctx))
+			continue;
+		r = visit_file(ctx, AT_FDCWD, path, 0, &st, path, NULL);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int files_scan_pid(struct files_ctx *ctx, pid_t pid)
+{
+	int r;
+
+	r = scan_proc_dir(ctx, pid, "fd");
+	if (r < 0 && r != -ENOENT && r != -ESRCH && r != -EACCES && r != -EPERM)
+		return r;
+	if (r == -ENOENT || r == -ESRCH)
+		return 0; /* exited */
+	r = scan_proc_dir(ctx, pid, "map_files");
+	if (r == -EPERM || r == -EACCES)
+		r = scan_maps(ctx, pid);
+	if (r == -ENOENT || r == -ESRCH)
+		return 0;
+	return r;
+}
+
+/* A growable path for the directory walk, so that per-file labels cost no syscall. */
+struct pathbuf {
+	char *s;
+	size_t len;
+	size_t cap;
+};
+
+static int pathbuf_push(struct pathbuf *p, const char *name, size_t *ret_oldlen)
+{
+	size_t n = strlen(name), need = p->len + 1 + n + 1;
+
+	if (need > p->cap) {
+		size_t ncap = p->cap ? p->cap : 256;
+		char *t;
+
+		while (ncap < need)
+			ncap *= 2;
+		t = realloc(p->s, ncap);
+		if (!t)
+			return -ENOMEM;
+		p->s = t;
+		p->cap = ncap;
+	}
+	*ret_oldlen = p->len;
+	if (p->len == 0 || p->s[p->len - 1] != '/')
+		p->s[p->len++] = '/';
+	memcpy(p->s + p->len, name, n + 1);
+	p->len += n;
+	return 0;
+}
+
+static void pathbuf_pop(struct pathbuf *p, size_t oldlen)
+{
+	p->len = oldlen;
+	p->s[oldlen] = '\0';
+}
+
+static int walk_dir(struct files_ctx *ctx, int fd, dev_t dev, struct pathbuf *path,
+		    unsigned depth);
+
+static int walk_entry(struct files_ctx *ctx, int dirfd, const char *name, unsigned char type,
+		      dev_t dev, struct pathbuf *path, unsigned depth)
+{
+	size_t oldlen;
+	int r;
+
+	if (type == DT_UNKNOWN) {
+		struct stat st;
+
+		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			skip(ctx, skip_reason_of(errno));
+			return 0;
+		}
+		type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+	}
+	if (type == DT_DIR) {
+		_cleanup_close_ int fd = -1;
+		struct stat st;
+
+		if (depth >= FILES_MAX_DEPTH)
+			return 0;
+		fd = openat(dirfd, name,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0) {
+			skip(ctx, skip_reason_of(errno));
+			return 0;
+		}
+		if (fstat(fd, &st) < 0 || st.st_dev != dev)
+			return 0; /* a mount point: stay on this file system */
+		r = pathbuf_push(path, name, &oldlen);
+		if (r < 0)
+			return r;
+		r = walk_dir(ctx, TAKE_FD(fd), dev, path, depth + 1);
+		pathbuf_pop(path, oldlen);
+		return r;
+	}
+	if (type != DT_REG) {
+		skip(ctx, SKIP_NOT_REGULAR);
+		return 0;
+	}
+	if (!admit(ctx))
+		return 0;
+	r = pathbuf_push(path, name, &oldlen);
+	if (r < 0)
+		return r;
+	/* O_NOFOLLOW: the entry may have been replaced by a symlink since readdir */
+	r = visit_file(ctx, dirfd, name, O_NOFOLLOW, NULL, path->s, NULL);
+	pathbuf_pop(path, oldlen);
+	return r;
+}
+
+/* Takes ownership of fd. */
+static int walk_dir(struct files_ctx *ctx, int fd, dev_t dev, struct pathbuf *path,
+		    unsigned depth)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		skip(ctx, SKIP_ERROR);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		int r;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (ctx->timed_out)
+			break;
+		r = walk_entry(ctx, dirfd(d), de->d_name, de->d_type, dev, path, depth);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* One name from the config or a glob: followed if a symlink (the user named it). */
+static int scan_one_path(struct files_ctx *ctx, const char *name)
+{
+	struct pathbuf path = { 0 };
+	struct stat st;
+	int fd, r;
+
+	if (stat(name, &st) < 0) {
+		skip(ctx, errno == ENOENT ? SKIP_NOT_FOUND : skip_reason_of(errno));
+		return 0;
+	}
+	if (S_ISREG(st.st_mode)) {
+		if (!admit(ctx))
+			return 0;
+		return visit_file(ctx, AT_FDCWD, name, 0, NULL, name, NULL);
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		skip(ctx, SKIP_NOT_REGULAR);
+		return 0;
+	}
+	fd = open(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		skip(ctx, skip_reason_of(errno));
+		return 0;
+	}
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		skip(ctx, SKIP_ERROR);
+		return 0;
+	}
+	path.s = strdup(name);
+	if (!path.s) {
+		close(fd);
+		return -ENOMEM;
+	}
+	path.len = strlen(name);
+	path.cap = path.len + 1;
+	while (path.len > 1 && path.s[path.len - 1] == '/')
+		path.s[--path.len] = '\0';
+	r = walk_dir(ctx, fd, st.st_dev, &path, 0);
+	free(path.s);
+	return r;
+}
+
+int files_scan_path(struct files_ctx *ctx, const char *pattern)
+{
+	glob_t g;
+	int r;
+
+	if (!config_path_is_glob(pattern))
+		return scan_one_path(ctx, pattern);
+
+	r = glob(pattern, GLOB_NOSORT, NULL, &g);
+	if (r == GLOB_NOMATCH)
+		return 0;
+	if (r == GLOB_NOSPACE)
+		return -ENOMEM;
+	if (r != 0) {
+		skip(ctx, SKIP_ERROR);
+		return 0;
+	}
+	r = 0;
+	for (size_t i = 0; i < g.gl_pathc && r >= 0 && !ctx->timed_out; i++)
+		r = scan_one_path(ctx, g.gl_pathv[i]);
+	globfree(&g);
+	return r;
+}
+
+char *files_entry_name(const struct files_ctx *ctx, const struct files_entry *e)
+{
+	char buf[PATH_MAX];
+	ssize_t n;
+
+	if (e->path)
+		return strdup(e->path);
+	if (!e->proc_link)
+		return NULL;
+	n = readlinkat(ctx->procfs_fd, e->proc_link, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	return strdup(buf);
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * files: finds the regular files of a cgroup (open by its processes, mapped by them, or named
+ * by the config), opens each once without blocking or touching atime, deduplicates them by
+ * (device, inode) and hands each open descriptor to a visitor, closing it right after.
+ * Counts what it skips; never logs.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "fileset.h"
+#include "snapshot.h"
+
+struct files_ctx;
+
+/* One file, open: fd and st are valid during the visit only. */
+struct files_entry {
+	int fd;
+	const struct stat *st;
+	const char *path;      /* the path, when known (configured paths) */
+	const char *proc_link; /* else a link below procfs ("PID/fd/N", "PID/map_files/A-B") */
+};
+
+/* Returns 0, or a negative errno that stops the scan of this cgroup. */
+typedef int (*files_visit_fn)(struct files_ctx *ctx, const struct files_entry *e);
+
+struct files_ctx {
+	int procfs_fd;
+	files_visit_fn visit;
+	void *userdata;
+
+	struct fileset seen;         /* cleared by the caller between cgroups */
+	uint64_t budget;             /* files that may still be opened */
+	uint64_t deadline_ns;        /* CLOCK_MONOTONIC; 0 for none */
+	bool timed_out;              /* set once the deadline passed */
+	uint64_t skipped[_SKIP_MAX]; /* added to by every call */
+};
+
+/* Monotonic clock in nanoseconds. */
+uint64_t files_now_ns(void);
+
+/* Open regular files and file mappings of one process. A process that exited is no error. */
+int files_scan_pid(struct files_ctx *ctx, pid_t pid);
+
+/* A configured path: file, directory (recursively, one file system, no symlinks) or glob. */
+int files_scan_path(struct files_ctx *ctx, const char *pattern);
+
+/* The path of an entry: its path, or what its proc link points to. Caller frees; NULL on error. */
+char *files_entry_name(const struct files_ctx *ctx, const struct files_entry *e);

@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cachestat_exporter: flags, config, signals and the wiring of collect, render and http.
+ * The daemon never exits on a runtime error; only bad flags or a bad config at start do.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroups.h"
+#include "collect.h"
+#include "config.h"
+#include "http.h"
+#include "log.h"
+#include "pagecache.h"
+#include "render.h"
+#include "util.h"
+#include "version.h"
+
+#define DEFAULT_LISTEN ":9451"
+#define DEFAULT_CGROUPFS "/sys/fs/cgroup"
+
+enum format { FORMAT_TEXT, FORMAT_JSON };
+
+struct args {
+	const char **listen;
+	size_t n_listen;
+	const char *telemetry_path;
+	const char *web_config_file;
+	const char *config_file;
+	const char *cgroupfs;
+	bool cgroupfs_given;
+	const char *procfs;
+	bool enable[_COLLECTOR_MAX];
+	bool once;
+	enum format format;
+};
+
+static const struct render_meta meta = { .version = CACHESTAT_VERSION,
+					 .revision = CACHESTAT_REVISION };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: cachestat_exporter [FLAGS]\n"
+		"\n"
+		"Exports the page cache state of the files of each cgroup (cachestat(2)) and the\n"
+		"refault counters of memory.stat for Prometheus.\n"
+		"\n"
+		"  --web.listen-address=ADDR  address to listen on, repeatable (default " DEFAULT_LISTEN ")\n"
+		"  --web.telemetry-path=PATH  path of the metrics (default /metrics)\n"
+		"  --web.config.file=FILE     TLS and basic auth config (not supported yet)\n"
+		"  --config.file=FILE         JSON config: paths per cgroup, per-file top N, limits\n"
+		"  --path.cgroupfs=DIR        cgroup v2 mount to walk (default " DEFAULT_CGROUPFS ",\n"
+		"                             or where cgroup v2 is mounted on a hybrid host)\n"
+		"  --path.procfs=DIR          procfs mount (default /proc)\n"
+		"  --[no-]collector.cachestat page cache of the files of each cgroup (default on)\n"
+		"  --[no-]collector.memstat   memory.stat and memory.numa_stat counters (default on)\n"
+		"  --[no-]collector.perfile   top files per cgroup (default on)\n"
+		"  --once                     scan once, print to stdout and exit\n"
+		"  --format=text|json         output of --once (default text)\n"
+		"  --log.level=LEVEL          debug, info, warn or error (default info)\n"
+		"  --version                  print the version and exit\n"
+		"  -h, --help                 this help\n"
+		"\n"
+		"SIGHUP reloads the config file; a bad file keeps the running config.\n");
+}
+
+enum {
+	OPT_LISTEN = 256,
+	OPT_TELEMETRY,
+	OPT_WEB_CONFIG,
+	OPT_CONFIG,
+	OPT_CGROUPFS,
+	OPT_PROCFS,
+	OPT_ONCE,
+	OPT_FORMAT,
+	OPT_LOG_LEVEL,
+	OPT_VERSION,
+	OPT_COLLECTOR_ON = 512,  /* + collector id */
+	OPT_COLLECTOR_OFF = 768, /* + collector id */
+};
+
+/* Returns 0, 1 when the program should exit with success (help, version), -EINVAL. */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	static const struct option opts[] = {
+		{ "web.listen-address", required_argument, NULL, OPT_LISTEN },
+		{ "web.telemetry-path", required_argument, NULL, OPT_TELEMETRY },
+		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
+		{ "config.file", required_argument, NULL, OPT_CONFIG },
+		{ "path.cgroupfs", required_argument, NULL, OPT_CGROUPFS },
+		{ "path.procfs", required_argument, NULL, OPT_PROCFS },
+		{ "collector.cachestat", no_argument, NULL, OPT_COLLECTOR_ON + COLLECTOR_CACHESTAT },
+		{ "collector.memstat", no_argument, NULL, OPT_COLLECTOR_ON + COLLECTOR_MEMSTAT },
+		{ "collector.perfile", no_argument, NULL, OPT_COLLECTOR_ON + COLLECTOR_PERFILE },
+		{ "no-collector.cachestat", no_argument, NULL, OPT_COLLECTOR_OFF + COLLECTOR_CACHESTAT },
+		{ "no-collector.memstat", no_argument, NULL, OPT_COLLECTOR_OFF + COLLECTOR_MEMSTAT },
+		{ "no-collector.perfile", no_argument, NULL, OPT_COLLECTOR_OFF + COLLECTOR_PERFILE },
+		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "log.level", required_argument, NULL, OPT_LOG_LEVEL },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	bool format_given = false;
+	int c;
+
+	a->listen = calloc((size_t)argc + 1, sizeof(*a->listen));
+	if (!a->listen)
+		return -ENOMEM;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_LISTEN:
+			a->listen[a->n_listen++] = optarg;
+			break;
+		case OPT_TELEMETRY:
+			a->telemetry_path = optarg;
+			break;
+		case OPT_WEB_CONFIG:
+			a->web_config_file = optarg;
+			break;
+		case OPT_CONFIG:
+			a->config_file = optarg;
+			break;
+		case OPT_CGROUPFS:
+			a->cgroupfs = optarg;
+			a->cgroupfs_given = true;
+			break;
+		case OPT_PROCFS:
+			a->procfs = optarg;
+			break;
+		case OPT_ONCE:
+			a->once = true;
+			break;
+		case OPT_FORMAT:
+			format_given = true;
+			if (strcmp(optarg, "text") == 0)
+				a->format = FORMAT_TEXT;
+			else if (strcmp(optarg, "json") == 0)
+				a->format = FORMAT_JSON;
+			else {
+				fprintf(stderr, "--format: want text or json, not \"%s\"\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_LOG_LEVEL:
+			if (log_set_level(optarg) < 0) {
+				fprintf(stderr, "--log.level: want debug, info, warn or error\n");
+				return -EINVAL;
+			}
+			break;
+		case OPT_VERSION:
+			printf("cachestat_exporter version %s (revision %s)\n", meta.version,
+			       meta.revision);
+			return 1;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			if (c >= OPT_COLLECTOR_OFF && c < OPT_COLLECTOR_OFF + _COLLECTOR_MAX)
+				a->enable[c - OPT_COLLECTOR_OFF] = false;
+			else if (c >= OPT_COLLECTOR_ON && c < OPT_COLLECTOR_ON + _COLLECTOR_MAX)
+				a->enable[c - OPT_COLLECTOR_ON] = true;
+			else {
+				usage(stderr);
+				return -EINVAL;
+			}
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "unexpected argument \"%s\"; see --help\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (format_given && !a->once) {
+		fprintf(stderr, "--format applies to --once only\n");
+		return -EINVAL;
+	}
+	if (a->n_listen == 0)
+		a->listen[a->n_listen++] = DEFAULT_LISTEN;
+	return 0;
+}
+
+/*
+ * On a hybrid host /sys/fs/cgroup is a tmpfs of v1 hierarchies and cgroup v2 lives elsewhere
+ * (often /sys/fs/cgroup/unified): when the flag was not given, ask libcgroup where.
+ */
+static char *resolve_cgroupfs(const struct args *a)
+{
+	_cleanup_close_ int fd = -1;
+	char *found = NULL;
+
+	fd = open(a->cgroupfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0 && cgroups_is_v2(fd))
+		return strdup(a->cgroupfs);
+	if (a->cgroupfs_given) {
+		log_warn("%s is not a cgroup v2 mount; walking it anyway", a->cgroupfs);
+		return strdup(a->cgroupfs);
+	}
+	if (cgroups_find_v2_mount(&found) == 0) {
+		log_info("%s is not cgroup v2; using the cgroup v2 mount at %s", a->cgroupfs, found);
+		return found;
+	}
+	log_warn("no cgroup v2 mount found; walking %s", a->cgroupfs);
+	return strdup(a->cgroupfs);
+}
+
+static int metrics_body(void *userdata, char **ret_body, size_t *ret_len)
+{
+	struct collector *c = userdata;
+	struct snapshot *snap = NULL;
+	_cleanup_fclose_ FILE *f = NULL;
+	char *body = NULL;
+	size_t len = 0;
+	bool fresh;
+	int r;
+
+	r = collector_snapshot(c, &snap, &fresh);
+	if (r < 0) {
+		log_error("scan failed: %s", strerror(-r));
+		return r;
+	}
+	if (fresh && snap->problem)
+		log_warn("scan: %s", snap->problem);
+	f = open_memstream(&body, &len);
+	if (!f) {
+		r = -errno;
+		snapshot_unref(snap);
+		return r;
+	}
+	r = render_text(f, snap, &meta);
+	snapshot_unref(snap);
+	if (fclose(TAKE_PTR(f)) != 0 && r == 0)
+		r = -EIO;
+	if (r < 0) {
+		free(body);
+		return r;
+	}
+	*ret_body = body;
+	*ret_len = len;
+	return 0;
+}
+
+static int load_config(const char *path, struct config **ret)
+{
+	_cleanup_free_ char *err = NULL;
+	int r;
+
+	if (!path) {
+		*ret = config_new_default();
+		return *ret ? 0 : -ENOMEM;
+	}
+	r = config_load(path, ret, &err);
+	if (r < 0)
+		log_error("bad config: %s", err ? err : strerror(-r));
+	return r;
+}
+
+static int run_once(struct collector *c, enum format format)
+{
+	struct snapshot *snap = NULL;
+	bool fresh;
+	int r;
+
+	r = collector_snapshot(c, &snap, &fresh);
+	if (r < 0) {
+		log_error("scan failed: %s", strerror(-r));
+		return r;
+	}
+	if (snap->problem)
+		log_warn("scan: %s", snap->problem);
+	r = format == FORMAT_JSON ? render_json(stdout, snap, &meta)
+				  : render_text(stdout, snap, &meta);
+	snapshot_unref(snap);
+	if (fflush(stdout) != 0 && r == 0)
+		r = -EIO;
+	return r;
+}
+
+/* The main thread waits for signals; the HTTP threads never see them. */
+static void serve(struct collector *c, const struct args *a)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	for (;;) {
+		int sig = sigwaitinfo(&set, NULL);
+
+		if (sig < 0)
+			continue; /* EINTR */
+		if (sig == SIGHUP) {
+			struct config *cfg;
+
+			if (!a->config_file) {
+				log_info("SIGHUP: no --config.file to reload");
+				continue;
+			}
+			if (load_config(a->config_file, &cfg) < 0) {
+				log_warn("config reload failed; keeping the running config");
+				continue;
+			}
+			collector_set_config(c, cfg);
+			log_info("config reloaded from %s", a->config_file);
+			continue;
+		}
+		log_info("received %s, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+		return;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = {
+		.telemetry_path = "/metrics",
+		.cgroupfs = DEFAULT_CGROUPFS,
+		.procfs = "/proc",
+		.enable = { true, true, true },
+	};
+	struct http_options ho;
+	struct collector_options co;
+	struct collector *c = NULL;
+	struct http_server *srv = NULL;
+	struct config *cfg = NULL;
+	struct pagecache pc;
+	_cleanup_free_ char *cgroupfs = NULL;
+	_cleanup_free_ char *err = NULL;
+	sigset_t set;
+	int r;
+
+	r = parse_args(argc, argv, &a);
+	if (r != 0) {
+		free(a.listen);
+		return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	}
+
+	/* Block the signals before any thread starts, so that only sigwaitinfo() sees them. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (load_config(a.config_file, &cfg) < 0)
+		goto fail;
+
+	r = pagecache_probe_default(&pc);
+	if (r < 0)
+		log_warn("cachestat probe failed (%s); assuming no cachestat", strerror(-r));
+	if (pc.abi == PAGECACHE_ABI_NONE && a.enable[COLLECTOR_CACHESTAT])
+		log_warn("this kernel has no cachestat(2): serving memory.stat metrics only");
+	else
+		log_info("cachestat ABI: %s", pagecache_abi_name(pc.abi));
+
+	cgroupfs = resolve_cgroupfs(&a);
+	if (!cgroupfs)
+		goto fail;
+	co = (struct collector_options){ .cgroupfs = cgroupfs, .procfs = a.procfs };
+	memcpy(co.enable, a.enable, sizeof(co.enable));
+	r = collector_new(&co, &pc, TAKE_PTR(cfg), &c);
+	if (r < 0) {
+		log_error("cannot set up the collector: %s", strerror(-r));
+		goto fail;
+	}
+
+	if (a.once) {
+		r = run_once(c, a.format);
+		collector_free(c);
+		free(a.listen);
+		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	}
+
+	ho = (struct http_options){
+		.listen_addresses = a.listen,
+		.n_listen_addresses = a.n_listen,
+		.telemetry_path = a.telemetry_path,
+		.web_config_file = a.web_config_file,
+		.connection_limit = HTTP_DEFAULT_CONNECTION_LIMIT,
+		.connection_timeout = HTTP_DEFAULT_CONNECTION_TIMEOUT,
+	};
+	r = http_start(&ho, metrics_body, c, &srv, &err);
+	if (r < 0) {
+		log_error("%s", err ? err : strerror(-r));
+		goto fail;
+	}
+	log_info("cachestat_exporter %s (revision %s) walking %s", meta.version, meta.revision,
+		 cgroupfs);
+	for (size_t i = 0; i < a.n_listen; i++)
+		log_info("listening on %s, metrics at %s", a.listen[i], a.telemetry_path);
+	serve(c, &a);
+	http_stop(srv);
+	collector_free(c);
+	free(a.listen);
+	return EXIT_SUCCESS;
+
+fail:
+	config_free(cfg);
+	collector_free(c);
+	free(a.listen);
+	return EXIT_FAILURE;
+}

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+#include "memstat.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const key_names[_MEMSTAT_MAX] = {
+	[MEMSTAT_FILE] = "file",
+	[MEMSTAT_WORKINGSET_REFAULT_FILE] = "workingset_refault_file",
+	[MEMSTAT_WORKINGSET_REFAULT_ANON] = "workingset_refault_anon",
+	[MEMSTAT_WORKINGSET_ACTIVATE_FILE] = "workingset_activate_file",
+	[MEMSTAT_WORKINGSET_RESTORE_FILE] = "workingset_restore_file",
+};
+
+const char *memstat_key_name(enum memstat_key key)
+{
+	return key < _MEMSTAT_MAX ? key_names[key] : NULL;
+}
+
+/* A cursor over one line of the buffer. */
+struct span {
+	const char *p;
+	const char *end;
+};
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* Next whitespace-separated word of the line; false at its end. */
+static bool next_word(struct span *line, struct span *ret)
+{
+	while (line->p < line->end && is_blank(*line->p))
+		line->p++;
+	if (line->p == line->end)
+		return false;
+	ret->p = line->p;
+	while (line->p < line->end && !is_blank(*line->p))
+		line->p++;
+	ret->end = line->p;
+	return true;
+}
+
+static bool word_is(const struct span *w, const char *s)
+{
+	size_t n = strlen(s);
+
+	return (size_t)(w->end - w->p) == n && memcmp(w->p, s, n) == 0;
+}
+
+/* Strict decimal: digits only, no sign, no overflow. */
+static int parse_u64(const char *p, const char *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (p == end)
+		return -EINVAL;
+	for (; p < end; p++) {
+		unsigned d;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*ret = v;
+	return 0;
+}
+
+/* Splits buf into lines; returns false when none is left. */
+static bool next_line(const char **pos, const char *end, struct span *ret)
+{
+	const char *nl;
+
+	if (*pos >= end)
+		return false;
+	nl = memchr(*pos, '\n', (size_t)(end - *pos));
+	ret->p = *pos;
+	ret->end = nl ? nl : end;
+	*pos = nl ? nl + 1 : end;
+	return true;
+}
+
+int memstat_parse(const char *buf, size_t len, struct memstat *ret)
+{
+	struct memstat m = { 0 };
+	const char *pos = buf, *end = buf + len;
+	struct span line;
+
+	while (next_line(&pos, end, &line)) {
+		struct span key, val, extra;
+		uint64_t v;
+		int r;
+
+		if (!next_word(&line, &key))
+			continue; /* empty line */
+		if (!next_word(&line, &val) || next_word(&line, &extra))
+			return -EINVAL;
+		r = parse_u64(val.p, val.end, &v);
+		if (r < 0)
+			return -EINVAL;
+		for (unsigned k = 0; k < _MEMSTAT_MAX; k++)
+			if (word_is(&key, key_names[k])) {
+				m.value[k] = v;
+				m.present |= 1u << k;
+			}
+	}
+	*ret = m;
+	return 0;
+}
+
+static int node_cmp(const void *a, const void *b)
+{
+	const struct memstat_node *x = a, *y = b;
+
+	return (x->node > y->node) - (x->node < y->node);
+}
+
+int memstat_parse_numa(const char *buf, size_t len, struct memstat_numa *ret)
+{
+	struct memstat_node *nodes = NULL;
+	size_t n = 0, cap = 0;
+	const char *pos = buf, *end = buf + len;
+	struct span line;
+
+	while (next_line(&pos, end, &line)) {
+		struct span key, w;
+
+		if (!next_word(&line, &key))
+			continue;
+		if (!word_is(&key, "workingset_refault_file"))
+			continue;
+		if (n > 0)
+			goto fail_inval; /* the key twice */
+		while (next_word(&line, &w)) {
+			const char *eq = memchr(w.p, '=', (size_t)(w.end - w.p));
+			uint64_t node, v;
+
+			if (w.end - w.p < 3 || w.p[0] != 'N' || !eq)
+				goto fail_inval;
+			if (parse_u64(w.p + 1, eq, &node) < 0 || node > UINT32_MAX ||
+			    parse_u64(eq + 1, w.end, &v) < 0)
+				goto fail_inval;
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 8;
+				struct memstat_node *t = realloc(nodes, ncap * sizeof(*t));
+
+				if (!t) {
+					free(nodes);
+					return -ENOMEM;
+				}
+				nodes = t;
+				cap = ncap;
+			}
+			nodes[n++] = (struct memstat_node){ .node = (unsigned)node,
+							    .workingset_refault_file = v };
+		}
+		if (n == 0)
+			goto fail_inval;
+	}
+	if (n > 1)
+		qsort(nodes, n, sizeof(*nodes), node_cmp);
+	for (size_t i = 1; i < n; i++)
+		if (nodes[i].node == nodes[i - 1].node)
+			goto fail_inval;
+	*ret = (struct memstat_numa){ .nodes = nodes, .n_nodes = n };
+	return 0;
+
+fail_inval:
+	free(nodes);
+	return -EINVAL;
+}
+
+void memstat_numa_done(struct memstat_numa *numa)
+{
+	free(numa->nodes);
+	*numa = (struct memstat_numa){ 0 };
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+#include "snapshot.h"
+
+#include <stdlib.h>
+
+static const char *const skip_names[_SKIP_MAX] = {
+	[SKIP_EPERM] = "eperm",
+	[SKIP_VANISHED] = "vanished",
+	[SKIP_NOT_REGULAR] = "not_regular",
+	[SKIP_LIMIT] = "limit",
+	[SKIP_NOT_FOUND] = "not_found",
+	[SKIP_UNSUPPORTED] = "unsupported",
+	[SKIP_ERROR] = "error",
+};
+
+static const char *const collector_names[_COLLECTOR_MAX] = {
+	[COLLECTOR_CACHESTAT] = "cachestat",
+	[COLLECTOR_MEMSTAT] = "memstat",
+	[COLLECTOR_PERFILE] = "perfile",
+};
+
+const char *skip_reason_name(enum skip_reason r)
+{
+	return r < _SKIP_MAX ? skip_names[r] : NULL;
+}
+
+const char *collector_name(enum collector_id id)
+{
+	return id < _COLLECTOR_MAX ? collector_names[id] : NULL;
+}
+
+struct snapshot *snapshot_new(void)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->refs = 1;
+	return s;
+}
+
+struct snapshot *snapshot_ref(struct snapshot *s)
+{
+	if (s)
+		__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+	return s;
+}
+
+void snap_file_done(struct snap_file *f)
+{
+	free(f->path);
+	f->path = NULL;
+}
+
+void snapshot_unref(struct snapshot *s)
+{
+	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
+		return;
+	for (size_t i = 0; i < s->n_cgroups; i++) {
+		struct snap_cgroup *cg = &s->cgroups[i];
+
+		free(cg->name);
+		for (size_t j = 0; j < cg->n_top; j++)
+			snap_file_done(&cg->top[j]);
+		free(cg->top);
+		memstat_numa_done(&cg->numa);
+	}
+	free(s->cgroups);
+	free(s->problem);
+	free(s);
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/* Deduplication by (device, inode). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "fileset.h"
+
+static void test_add_twice(void **state)
+{
+	struct fileset s = { 0 };
+
+	(void)state;
+	assert_int_equal(fileset_add(&s, 2049, 12), 1);
+	assert_int_equal(fileset_add(&s, 2049, 12), 0);
+	assert_int_equal(fileset_add(&s, 2050, 12), 1); /* same inode, other device */
+	assert_int_equal(fileset_add(&s, 2049, 13), 1);
+	assert_true(fileset_contains(&s, 2049, 12));
+	assert_false(fileset_contains(&s, 1, 1));
+	assert_int_equal(s.n, 3);
+	fileset_done(&s);
+}
+
+/* (0, 0) is the free-slot marker inside the table: it must still work as a key. */
+static void test_zero_pair(void **state)
+{
+	struct fileset s = { 0 };
+
+	(void)state;
+	assert_false(fileset_contains(&s, 0, 0));
+	assert_int_equal(fileset_add(&s, 0, 0), 1);
+	assert_int_equal(fileset_add(&s, 0, 0), 0);
+	assert_true(fileset_contains(&s, 0, 0));
+	assert_int_equal(fileset_add(&s, 0, 1), 1);
+	fileset_clear(&s);
+	assert_false(fileset_contains(&s, 0, 0));
+	fileset_done(&s);
+}
+
+static void test_many_and_clear(void **state)
+{
+	struct fileset s = { 0 };
+
+	(void)state;
+	for (uint64_t i = 0; i < 100000; i++)
+		assert_int_equal(fileset_add(&s, 7 + (i & 3), i), 1);
+	for (uint64_t i = 0; i < 100000; i++)
+		assert_int_equal(fileset_add(&s, 7 + (i & 3), i), 0);
+	assert_int_equal(s.n, 100000);
+	fileset_clear(&s);
+	assert_int_equal(s.n, 0);
+	assert_false(fileset_contains(&s, 7, 0));
+	assert_int_equal(fileset_add(&s, 7, 0), 1);
+	fileset_done(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_add_twice),
+		cmocka_unit_test(test_zero_pair),
+		cmocka_unit_test(test_many_and_clear),
+	};
+
+	return cmocka_run_group_tests_name("fileset", tests, NULL, NULL);
+}

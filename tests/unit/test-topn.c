@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/* Top-N selection of per-file series: the right N, best first, ties by path, unique labels. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "topn.h"
+
+static void offer(struct topn *t, const char *path, uint64_t cached, uint64_t recent)
+{
+	struct snap_counts c = { .cached = cached, .recently_evicted = recent };
+
+	if (topn_wants(t, &c))
+		topn_offer(t, strdup(path), 1, &c);
+}
+
+static void test_keeps_the_largest(void **state)
+{
+	struct topn t;
+	struct snap_file *f;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(topn_init(&t, 3), 0);
+	/* 100 files; file i has key i*10 (split between cached and recently evicted) */
+	for (int i = 0; i < 100; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "/f%03d", (i * 37) % 100);
+		offer(&t, name, (uint64_t)((i * 37) % 100) * 7, (uint64_t)((i * 37) % 100) * 3);
+	}
+	assert_int_equal(topn_take(&t, &f, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(f[0].path, "/f099");
+	assert_string_equal(f[1].path, "/f098");
+	assert_string_equal(f[2].path, "/f097");
+	assert_int_equal(f[0].c.cached, 99 * 7);
+	for (size_t i = 0; i < n; i++)
+		snap_file_done(&f[i]);
+	free(f);
+	topn_done(&t);
+}
+
+/* Equal keys: the smaller path wins, whatever the order of the offers. */
+static void test_ties_by_path(void **state)
+{
+	static const char *const orders[2][4] = { { "/d", "/c", "/b", "/a" },
+						  { "/a", "/b", "/c", "/d" } };
+
+	(void)state;
+	for (int o = 0; o < 2; o++) {
+		struct topn t;
+		struct snap_file *f;
+		size_t n;
+
+		assert_int_equal(topn_init(&t, 2), 0);
+		for (int i = 0; i < 4; i++)
+			offer(&t, orders[o][i], 4096, 0);
+		assert_int_equal(topn_take(&t, &f, &n), 0);
+		assert_int_equal(n, 2);
+		assert_string_equal(f[0].path, "/a");
+		assert_string_equal(f[1].path, "/b");
+		for (size_t i = 0; i < n; i++)
+			snap_file_done(&f[i]);
+		free(f);
+		topn_done(&t);
+	}
+}
+
+static void test_zero_keeps_nothing(void **state)
+{
+	struct topn t;
+	struct snap_file *f;
+	size_t n;
+	struct snap_counts c = { .cached = 1 };
+
+	(void)state;
+	assert_int_equal(topn_init(&t, 0), 0);
+	assert_false(topn_wants(&t, &c));
+	assert_int_equal(topn_offer(&t, strdup("/x"), 1, &c), 0);
+	assert_int_equal(topn_take(&t, &f, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(f);
+	topn_done(&t);
+}
+
+static void test_fewer_than_n(void **state)
+{
+	struct topn t;
+	struct snap_file *f;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(topn_init(&t, 10), 0);
+	offer(&t, "/small", 1, 0);
+	offer(&t, "/big", 100, 0);
+	assert_int_equal(topn_take(&t, &f, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(f[0].path, "/big");
+	assert_string_equal(f[1].path, "/small");
+	for (size_t i = 0; i < n; i++)
+		snap_file_done(&f[i]);
+	free(f);
+	/* reusable after take */
+	offer(&t, "/again", 5, 0);
+	assert_int_equal(topn_take(&t, &f, &n), 0);
+	assert_int_equal(n, 1);
+	snap_file_done(&f[0]);
+	free(f);
+	topn_done(&t);
+}
+
+/* Two deleted files of the same name would make two identical series. */
+static void test_same_path_made_unique(void **state)
+{
+	struct topn t;
+	struct snap_file *f;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(topn_init(&t, 5), 0);
+	offer(&t, "/tmp/x (deleted)", 300, 0);
+	offer(&t, "/tmp/x (deleted)", 200, 0);
+	offer(&t, "/tmp/x (deleted)", 100, 0);
+	offer(&t, "/tmp/y", 50, 0);
+	assert_int_equal(topn_take(&t, &f, &n), 0);
+	assert_int_equal(n, 4);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			assert_string_not_equal(f[i].path, f[j].path);
+	assert_string_equal(f[3].path, "/tmp/y");
+	for (size_t i = 0; i < n; i++)
+		snap_file_done(&f[i]);
+	free(f);
+	topn_done(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_keeps_the_largest),
+		cmocka_unit_test(test_ties_by_path),
+		cmocka_unit_test(test_zero_keeps_nothing),
+		cmocka_unit_test(test_fewer_than_n),
+		cmocka_unit_test(test_same_path_made_unique),
+	};
+
+	return cmocka_run_group_tests_name("topn", tests, NULL, NULL);
+}
