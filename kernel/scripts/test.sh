@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# make kernel-test: boots the debug and the release kernel under QEMU (TCG, two NUMA nodes) and
+# runs the seed selftest, the cachestat kselftest, the NUMA workingset proof and a kernel-log
+# splat check in each. Prints one line per test and ends with "N passed, N failed, N skipped".
+#
+# Usage: kernel/scripts/test.sh [VARIANT...]      (default: debug release)
+# Console logs: $BUILD_ROOT/kernel-tests/logs/test-VARIANT.log
+set -uo pipefail
+. "$(dirname "$0")/../tests/host-lib.sh"
+
+variants=("${@:-debug}")
+[ $# -eq 0 ] && variants=(debug release)
+
+# Guards: the guest normally finishes in well under these (see kernel/tests/README.md).
+declare -A guard=([release]=900 [debug]=1800 [nofix]=900)
+
+pass=0 fail=0 skip=0
+if ! artifacts=$(test_artifacts); then
+	echo "FAIL building the guest test programs"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
+
+for v in "${variants[@]}"; do
+	start=$SECONDS
+	hlog "$v: building or reusing the kernel"
+	if ! bz=$(kernel_image "$v") || [ ! -s "$bz" ]; then
+		echo "FAIL $v: kernel build"
+		fail=$((fail + 1))
+		continue
+	fi
+	log=$LOG_DIR/test-$v.log
+	hlog "$v: booting $bz (console: $log)"
+	"$TESTS_DIR/qemu-run.sh" "$bz" "$artifacts" "$log" test "${guard[$v]:-900}"
+	rc=$?
+	parse_run "$v:" "$log" "$rc"
+	pass=$((pass + RES_PASS)) fail=$((fail + RES_FAIL)) skip=$((skip + RES_SKIP))
+	hlog "$v: $RES_PASS passed, $RES_FAIL failed, $RES_SKIP skipped in $((SECONDS - start)) s"
+done
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

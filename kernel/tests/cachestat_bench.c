@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cachestat() against mmap() + mincore() on the same ranges.
+ *
+ * Usage: cachestat_bench SCRATCH_DIR [MINCORE_SPARSE_GB...]
+ *
+ * (a) A 2 TB sparse file (the seed's cover letter: 0.009 s against 37.5 s).
+ *     cachestat() walks all of it. mincore() looks up every page, which under
+ *     TCG takes far longer than on hardware, so it is timed over the first
+ *     MINCORE_SPARSE_GB of the file (default: 16 and 128) and the 2 TB figure
+ *     is extrapolated linearly from the largest; pass 2048 to time it all.
+ * (b) A fully cached 1 GiB file.
+ *
+ * Output: "# ..." commentary and one "bench: KEY VALUE" line per figure.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CACHESTAT_NR 451
+#define SPARSE_BYTES (2ULL << 40)
+#define CACHED_BYTES (1ULL << 30)
+#define MINCORE_CHUNK (1ULL << 30)
+
+/* The seed ABI of cachestat(); host headers may predate it. */
+struct cs_stat {
+	uint64_t nr_cache;
+	uint64_t nr_dirty;
+	uint64_t nr_writeback;
+	uint64_t nr_evicted;
+	uint64_t nr_recently_evicted;
+};
+
+static size_t page_size;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Best of RUNS calls over [0, len); returns seconds, ret_cached the count. */
+static double time_cachestat(int fd, uint64_t len, int runs, uint64_t *ret_cached)
+{
+	double best = 1e9, t;
+	struct cs_stat cs;
+	int i;
+
+	for (i = 0; i < runs; i++) {
+		t = now();
+		if (syscall(CACHESTAT_NR, fd, 0L, (size_t)len, sizeof(cs), &cs)) {
+			perror("cachestat");
+			exit(1);
+		}
+		t = now() - t;
+		if (t < best)
+			best = t;
+	}
+	*ret_cached = cs.nr_cache;
+	return best;
+}
+
+/* mmap + mincore over [0, len) in 1 GiB steps, as a tool without cachestat does. */
+static double time_mincore(int fd, uint64_t len, int runs, uint64_t *ret_resident)
+{
+	static unsigned char vec[MINCORE_CHUNK / 4096];
+	double best = 1e9, t;
+	uint64_t off, resident = 0, chunk, i;
+	char *map;
+	int run;
+
+	for (run = 0; run < runs; run++) {
+		t = now();
+		map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+		if (map == MAP_FAILED) {
+			perror("mmap");
+			exit(1);
+		}
+		resident = 0;
+		for (off = 0; off < len; off += chunk) {
+			chunk = len - off < MINCORE_CHUNK ? len - off : MINCORE_CHUNK;
+			if (mincore(map + off, chunk, vec)) {
+				perror("mincore");
+				exit(1);
+			}
+			for (i = 0; i < chunk / page_size; i++)
+				resident += vec[i] & 1;
+		}
+		munmap(map, len);
+		t = now() - t;
+		if (t < best)
+			best = t;
+	}
+	*ret_resident = resident;
+	return best;
+}
+
+static int open_scratch(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	if (fd < 0) {
+		perror(path);
+		exit(1);
+	}
+	unlink(path);
+	return fd;
+}
+
+static void bench_sparse(const char *dir, int argc, char **argv)
+{
+	static const char *default_gb[] = { "16", "128" };
+	const char **gbs = default_gb;
+	int n = 2, i, fd;
+	double t_cs, t_mc, t_full = 0, per_gb = 0;
+	uint64_t cached, resident, len;
+
+	if (argc > 0) {
+		gbs = (const char **)argv;
+		n = argc;
+	}
+	fd = open_scratch(dir, "bench-sparse");
+	if (ftruncate(fd, SPARSE_BYTES)) {
+		perror("ftruncate 2 TB");
+		exit(1);
+	}
+	t_cs = time_cachestat(fd, 0, 5, &cached);
+	printf("# sparse 2 TB: cachestat %.6f s (%llu pages cached)\n", t_cs,
+	       (unsigned long long)cached);
+	printf("bench: sparse_2tb_cachestat_s %.6f\n", t_cs);
+
+	for (i = 0; i < n; i++) {
+		len = strtoull(gbs[i], NULL, 10) << 30;
+		if (!len || len > SPARSE_BYTES)
+			continue;
+		time_cachestat(fd, len, 5, &cached);
+		t_mc = time_mincore(fd, len, 1, &resident);
+		printf("# sparse %s GB: mincore %.3f s (%llu pages resident)\n",
+		       gbs[i], t_mc, (unsigned long long)resident);
+		printf("bench: sparse_%sgb_mincore_s %.3f\n", gbs[i], t_mc);
+		if (len == SPARSE_BYTES)
+			t_full = t_mc;
+		per_gb = t_mc / (len >> 30);
+	}
+	if (t_full) {
+		printf("bench: sparse_2tb_mincore_s %.3f\n", t_full);
+		printf("bench: sparse_2tb_ratio %.0f\n", t_full / t_cs);
+	} else if (per_gb) {
+		t_full = per_gb * 2048;
+		printf("bench: sparse_2tb_mincore_extrapolated_s %.1f\n", t_full);
+		printf("bench: sparse_2tb_ratio_extrapolated %.0f\n", t_full / t_cs);
+	}
+	close(fd);
+}
+
+static void bench_cached(const char *dir)
+{
+	static char buf[1 << 20];
+	uint64_t cached, resident, off;
+	double t_cs, t_mc;
+	int fd;
+
+	fd = open_scratch(dir, "bench-cached");
+	memset(buf, 0x42, sizeof(buf));
+	for (off = 0; off < CACHED_BYTES; off += sizeof(buf)) {
+		if (write(fd, buf, sizeof(buf)) != sizeof(buf)) {
+			perror("write");
+			exit(1);
+		}
+	}
+	fsync(fd);
+	t_cs = time_cachestat(fd, 0, 5, &cached);
+	t_mc = time_mincore(fd, CACHED_BYTES, 5, &resident);
+	printf("# cached 1 GiB: cachestat %.6f s (%llu pages), mincore %.6f s (%llu pages)\n",
+	       t_cs, (unsigned long long)cached, t_mc, (unsigned long long)resident);
+	if (cached != CACHED_BYTES / page_size)
+		printf("# warning: only %llu of %llu pages cached\n",
+		       (unsigned long long)cached,
+		       (unsigned long long)(CACHED_BYTES / page_size));
+	printf("bench: cached_1gib_cachestat_s %.6f\n", t_cs);
+	printf("bench: cached_1gib_mincore_s %.6f\n", t_mc);
+	printf("bench: cached_1gib_ratio %.1f\n", t_mc / t_cs);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s SCRATCH_DIR [MINCORE_SPARSE_GB...]\n", argv[0]);
+		return 2;
+	}
+	page_size = sysconf(_SC_PAGESIZE);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	bench_sparse(argv[1], argc - 2, argv + 2);
+	bench_cached(argv[1]);
+	return 0;
+}

@@ -1,0 +1,148 @@
+#!/bin/sh
+# Runs the cachestat kernel tests in a guest booted with the patched kernel; prints one TAP stream
+# and, last, "N passed, N failed, N skipped". Exits non-zero if anything failed.
+#
+# Usage: run-in-guest.sh SCRATCH_DIR [SUITE...]
+#   SCRATCH_DIR  a directory on a block-backed file system (ext4), not tmpfs: the fsync cases
+#                check that nothing stays dirty, which tmpfs never satisfies.
+#   SUITE        seed (the seed's selftest), kselftest (test_cachestat_full), numa (the NUMA
+#                workingset proof), dmesg (no kernel splat in the log). Default: all four.
+#
+# Needs root, cgroup2 mounted, and for every case to run: swap (a swap file is set up in
+# SCRATCH_DIR when there is none), hugetlbfs pages (reserved here when there are none), two NUMA
+# nodes for the numa suite. The programs are the static binaries next to this script. Works
+# with busybox sh as with dash or bash.
+set -u
+
+bindir=$(cd "$(dirname "$0")" && pwd)
+scratch=${1:?usage: run-in-guest.sh SCRATCH_DIR [seed|kselftest|numa|dmesg]...}
+shift
+suites=${*:-seed kselftest numa dmesg}
+scratch=$(cd "$scratch" && pwd) || exit 2
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cachestat-tests.XXXXXX") || exit 2
+total=0 passed=0 failed=0 skipped=0
+cleanup_swap= cleanup_hugepages= cleanup_cgroup=
+
+# BUG/WARNING cover lockdep ("WARNING: possible circular locking dependency") and KASAN
+# ("BUG: KASAN: ..."); the rest are splats that print neither word.
+splat_re='BUG:|WARNING:|KASAN:|UBSAN:|Oops|Kernel panic|kernel BUG|general protection fault'
+splat_re="$splat_re|possible .*locking|inconsistent lock state|suspicious RCU usage"
+splat_re="$splat_re|sleeping function called from invalid context|blocked for more than"
+
+# Renumbers a program's TAP results into the combined stream, prefixing them with the suite.
+# Writes "total passed failed skipped" of the suite to $tmp/counts.
+tap_merge() {
+	awk -v suite="$1" -v n="$total" -v counts="$tmp/counts" '
+	function result(ok, desc, skip) {
+		n++
+		if (skip)
+			skipped++
+		else if (ok)
+			passed++
+		else
+			failed++
+		printf "%s %d %s: %s%s\n", ok ? "ok" : "not ok", n, suite, desc, skip ? " # SKIP" : ""
+		fflush()
+	}
+	/^(not )?ok [0-9]+/ {
+		ok = $1 == "ok"
+		line = $0
+		sub(/^(not )?ok [0-9]+ *(- )?/, "", line)
+		skip = 0
+		if (line ~ /^# *SKIP/) {
+			skip = 1
+			sub(/^# *SKIP */, "", line)
+		} else if (line ~ /# *SKIP/) {
+			skip = 1
+			sub(/ *# *SKIP.*/, "", line)
+		}
+		result(ok, line, skip)
+		next
+	}
+	/^1\.\.0/ { result(1, "all cases skipped:" substr($0, 5), 1); next }
+	/^Bail out!/ { result(0, $0, 0); next }
+	/^#/ { print; fflush(); next }
+	{ print "# " $0; fflush() }
+	END { print n, passed + 0, failed + 0, skipped + 0 > counts }'
+}
+
+# run_suite NAME MIN_RESULTS COMMAND...: a suite that exits non-zero without a failed result,
+# or reports fewer than MIN_RESULTS results, counts as one failure.
+run_suite() {
+	name=$1 min=$2
+	shift 2
+	echo "# suite $name: $*"
+	start=$(date +%s)
+	{ "$@" 2>&1; echo $? >"$tmp/rc"; } | tap_merge "$name"
+	read -r n p f s <"$tmp/counts"
+	rc=$(cat "$tmp/rc")
+	echo "# suite $name: exit $rc, $((n - total)) results, $(( $(date +%s) - start )) s"
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] || [ $((n - total)) -lt "$min" ]; then
+		n=$((n + 1)) f=$((f + 1))
+		echo "not ok $n $name: exited $rc with $((n - total - 1)) results"
+	fi
+	total=$n passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+}
+
+setup() {
+	if [ "$(wc -l </proc/swaps)" -le 1 ]; then
+		if dd if=/dev/zero of="$scratch/cachestat.swap" bs=1M count=256 2>/dev/null &&
+			chmod 600 "$scratch/cachestat.swap" &&
+			mkswap "$scratch/cachestat.swap" >/dev/null &&
+			swapon "$scratch/cachestat.swap"; then
+			cleanup_swap=$scratch/cachestat.swap
+		else
+			echo "# no swap and cannot add a swap file: the swap case will skip"
+		fi
+	fi
+	if [ -w /proc/sys/vm/nr_hugepages ] && [ "$(cat /proc/sys/vm/nr_hugepages)" -eq 0 ]; then
+		echo 4 >/proc/sys/vm/nr_hugepages && cleanup_hugepages=0
+	fi
+	if ! grep -q '^[^ ]* /dev/shm ' /proc/mounts; then
+		mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm
+	fi
+	if ! grep -q ' cgroup2 ' /proc/mounts; then
+		mkdir -p /sys/fs/cgroup && mount -t cgroup2 cgroup2 /sys/fs/cgroup &&
+			cleanup_cgroup=/sys/fs/cgroup
+	fi
+}
+
+cleanup() {
+	[ -n "$cleanup_swap" ] && swapoff "$cleanup_swap" && rm -f "$cleanup_swap"
+	[ -n "$cleanup_hugepages" ] && echo "$cleanup_hugepages" >/proc/sys/vm/nr_hugepages
+	[ -n "$cleanup_cgroup" ] && umount "$cleanup_cgroup"
+	rm -rf "$tmp"
+}
+
+check_dmesg() {
+	if dmesg >"$tmp/dmesg" 2>&1; then
+		if grep -E "$splat_re" "$tmp/dmesg" >"$tmp/splats"; then
+			sed 's/^/# splat: /' "$tmp/splats" | head -n 50
+			echo "not ok 1 kernel log has no BUG, WARNING, lockdep, KASAN or atomic-sleep splat"
+			return 1
+		fi
+		echo "ok 1 kernel log has no BUG, WARNING, lockdep, KASAN or atomic-sleep splat"
+	else
+		echo "ok 1 # SKIP cannot read the kernel log"
+	fi
+}
+
+echo "TAP version 13"
+echo "# kernel $(uname -r), scratch $scratch ($(stat -f -c %T "$scratch" 2>/dev/null))"
+setup
+for suite in $suites; do
+	case $suite in
+	seed)
+		# The seed's selftest works in the current directory and reports 6 results.
+		run_suite seed 6 sh -c 'cd "$1" && exec "$2"' sh "$scratch" "$bindir/test_cachestat" ;;
+	kselftest) run_suite kselftest 1 "$bindir/test_cachestat_full" "$scratch" ;;
+	numa) run_suite numa 1 "$bindir/numa_refault" "$scratch" ;;
+	dmesg) run_suite dmesg 1 check_dmesg ;;
+	*) echo "# unknown suite $suite"; total=$((total + 1)) failed=$((failed + 1)) ;;
+	esac
+done
+cleanup
+echo "1..$total"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
