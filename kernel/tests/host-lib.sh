@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by kernel/scripts/{test,ab-numa,bench}.sh (sourced, not run).
 
 TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
