@@ -3,7 +3,7 @@
 # vm_boot RUN_DIR     build/reuse the image and kernel, build the seed, start QEMU in the background
 # vm_wait_ready       wait for ssh, cloud-init's end, Prometheus and its scrape of the exporter
 # vm_ssh CMD...       run a shell command in the guest as root
-# vm_stop             stop QEMU (also on exit, through the trap vm_boot sets)
+# vm_stop             stop QEMU (callers trap EXIT to call it)
 #
 # Environment: E2E_IMAGE (a root disk; default: build-image.sh), E2E_KERNEL (a bzImage; default: kernel/scripts/build.sh release), E2E_INITRD (only for a
 #   kernel that needs one), E2E_MEM_MB (3072, split over two NUMA nodes), E2E_SSH_PORT (10022),
@@ -65,8 +65,6 @@ vm_boot() {
 	VM_STARTED=$SECONDS
 	timeout -s KILL "${E2E_TIMEOUT:-1800}" qemu-system-x86_64 "${args[@]}" >"$VM_RUN/qemu.log" 2>&1 &
 	VM_PID=$!
-	trap vm_stop EXIT
-	trap 'exit 130' INT TERM
 }
 
 vm_stop() {
