@@ -49,6 +49,7 @@ with open(src) as f:
 glob = cfg.setdefault("global", {})
 glob["scrape_interval"] = interval
 glob["evaluation_interval"] = interval
+glob["scrape_timeout"] = interval
 for job in cfg.get("scrape_configs", []):
     job.pop("scrape_interval", None)
     job.pop("scrape_timeout", None)
