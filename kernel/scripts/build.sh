@@ -47,6 +47,8 @@ tree=$KROOT/src-$variant
 prepare_tree "$base" "$tree" "${patches[@]}"
 # shellcheck disable=SC2086 # fragments is a list of names
 configure_tree "$tree" $fragments
+# shellcheck disable=SC2086
+check_config "$tree/.config" $fragments
 
 logfile=$KROOT/logs/$variant-$key.log
 log "$variant: building bzImage in $tree (log: $logfile)"
