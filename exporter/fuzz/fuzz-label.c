@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target: label value escaping. Whatever the bytes of a path, the escaped value must
+ * be valid UTF-8 with no raw newline or unescaped quote, and must read back (per the text
+ * format's escapes) as the sanitized path.
+ */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static bool valid_utf8(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		size_t len;
+		uint32_t cp;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			len = 2, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			len = 3, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			len = 4, cp = c & 0x07;
+		else
+			return false;
+		if (n - i < len)
+			return false;
+		for (size_t k = 1; k < len; k++) {
+			if ((p[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (p[i + k] & 0x3f);
+		}
+		if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += len;
+	}
+	return true;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s, *clean, *out = NULL, *back;
+	size_t out_len = 0, n = 0;
+	FILE *f;
+
+	s = strndup((const char *)data, size); /* a path is a C string: up to the first NUL */
+	if (!s)
+		return 0;
+	clean = render_utf8_sanitize(s);
+	f = open_memstream(&out, &out_len);
+	if (!clean || !f || render_label_value(f, s) != 0 || fclose(f) != 0)
+		abort();
+	if (!valid_utf8((const unsigned char *)clean, strlen(clean)) ||
+	    !valid_utf8((const unsigned char *)out, out_len) || memchr(out, '\n', out_len) ||
+	    strlen(out) != out_len)
+		abort();
+	if (valid_utf8((const unsigned char *)s, strlen(s)) && strcmp(s, clean) != 0)
+		abort(); /* valid UTF-8 is left alone */
+	back = malloc(out_len + 1);
+	if (!back)
+		abort();
+	for (size_t i = 0; i < out_len; i++) {
+		if (out[i] == '"')
+			abort(); /* would end the label value */
+		if (out[i] != '\\') {
+			back[n++] = out[i];
+			continue;
+		}
+		if (++i == out_len)
+			abort(); /* dangling backslash */
+		if (out[i] == 'n')
+			back[n++] = '\n';
+		else if (out[i] == '\\' || out[i] == '"')
+			back[n++] = out[i];
+		else
+			abort(); /* an escape the text format does not know */
+	}
+	back[n] = '\0';
+	if (strcmp(back, clean) != 0)
+		abort();
+	free(back);
+	free(out);
+	free(clean);
+	free(s);
+	return 0;
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan + UBSan) and runs each for a bounded time.
+# Usage: fuzz/run.sh [TARGET...]      (default: every fuzz-*.c here)
+# Env:   FUZZ_SECONDS (default 60) per target; FUZZ_JOBS (default 1) parallel workers per target;
+#        FUZZ_BUILD (default exporter/build/fuzz) for binaries, working corpora and crashes.
+# Seeds and regression inputs live in fuzz/corpus/TARGET/ (committed); the unit tests run every
+# one of them through the same target, so a crash input copied there stays fixed.
+# Ends with "N passed, N failed"; a target that finds a crash fails.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/.." && pwd)
+seconds=${FUZZ_SECONDS:-60}
+jobs=${FUZZ_JOBS:-1}
+out=${FUZZ_BUILD:-$src/build/fuzz}
+CC=${FUZZ_CC:-clang}
+mkdir -p "$out"
+
+if ! command -v "$CC" >/dev/null; then
+	echo "fuzz: $CC not found (Debian: clang, libclang-rt-14-dev)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+# Per target: the modules it needs and the pkg-config packages they link.
+declare -A srcs=(
+	[webconfig]="webconfig.c"
+	[config]="config.c util.c"
+	[memstat]="memstat.c"
+	[label]="render.c snapshot.c pagecache.c memstat.c util.c"
+)
+declare -A pkgs=(
+	[webconfig]="yaml-0.1 gnutls libcrypt"
+	[config]="jansson"
+	[memstat]=""
+	[label]="jansson"
+)
+
+if [ $# -gt 0 ]; then targets=("$@"); else
+	targets=()
+	for f in "$here"/fuzz-*.c; do t=${f##*/fuzz-}; targets+=("${t%.c}"); done
+fi
+
+cflags="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I$src -I$src/build"
+passed=0 failed=0
+for t in "${targets[@]}"; do
+	bin="$out/fuzz-$t"
+	mods=()
+	for m in ${srcs[$t]:-}; do mods+=("$src/$m"); done
+	# shellcheck disable=SC2086
+	if ! "$CC" $cflags $(pkg-config --cflags ${pkgs[$t]} 2>/dev/null) -o "$bin" \
+		"$here/fuzz-$t.c" "${mods[@]}" $(pkg-config --libs ${pkgs[$t]} 2>/dev/null) -lpthread; then
+		echo "fuzz-$t: build failed"
+		failed=$((failed + 1))
+		continue
+	fi
+	corpus="$out/corpus-$t" artifacts="$out/artifacts-$t"
+	mkdir -p "$corpus" "$artifacts" "$here/corpus/$t"
+	rm -f "$artifacts"/crash-* "$artifacts"/leak-* "$artifacts"/timeout-* "$artifacts"/oom-*
+	dict=()
+	[ -f "$here/$t.dict" ] && dict=(-dict="$here/$t.dict")
+	log="$out/fuzz-$t.log"
+	echo "fuzz-$t: ${seconds}s, corpus $corpus + $here/corpus/$t"
+	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		"$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+		-jobs="$jobs" -workers="$jobs" -print_final_stats=1 "${dict[@]}" \
+		-artifact_prefix="$artifacts/" "$corpus" "$here/corpus/$t" >"$log" 2>&1
+	rc=$?
+	stats=$(grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$log" | tr '\n' ' ')
+	found=$(ls "$artifacts" 2>/dev/null | head -n 5)
+	if [ "$rc" -ne 0 ] || [ -n "$found" ]; then
+		echo "fuzz-$t: FAILED (exit $rc) $stats"
+		grep -m 5 -E 'ERROR: |SUMMARY: |runtime error' "$log" | sed 's/^/  /'
+		for a in $found; do
+			echo "  input: $artifacts/$a -> copy it to exporter/fuzz/corpus/$t/ once fixed"
+		done
+		failed=$((failed + 1))
+	else
+		echo "fuzz-$t: ok, $stats corpus $(ls "$corpus" | wc -l) inputs"
+		passed=$((passed + 1))
+	fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

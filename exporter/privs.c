@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include "privs.h"
+
+#include <cap-ng.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
+#include <seccomp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#ifndef CAP_CHECKPOINT_RESTORE
+#define CAP_CHECKPOINT_RESTORE 40
+#endif
+
+const struct privs_cap privs_caps[] = {
+	{ CAP_SYS_PTRACE, "cap_sys_ptrace" },
+	{ CAP_DAC_READ_SEARCH, "cap_dac_read_search" },
+	{ CAP_FOWNER, "cap_fowner" },
+	{ CAP_CHECKPOINT_RESTORE, "cap_checkpoint_restore" },
+};
+const unsigned privs_n_caps = ELEMENTSOF(privs_caps);
+
+__attribute__((format(printf, 3, 4))) static int fail(char **ret_error, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(ret_error, fmt, ap) < 0)
+		*ret_error = NULL;
+	va_end(ap);
+	return r;
+}
+
+/* uid and gid of user, by name or number. */
+static int lookup_user(const char *user, uid_t *ret_uid, gid_t *ret_gid)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	char *end;
+	unsigned long n;
+	int e;
+
+	e = getpwnam_r(user, &pw, buf, sizeof(buf), &res);
+	if (e == 0 && res) {
+		*ret_uid = res->pw_uid;
+		*ret_gid = res->pw_gid;
+		return 0;
+	}
+	errno = 0;
+	n = strtoul(user, &end, 10);
+	if (errno || end == user || *end || n == 0 || n >= (unsigned long)(uid_t)-1)
+		return e ? -e : -ESRCH;
+	*ret_uid = (uid_t)n;
+	*ret_gid = (gid_t)n;
+	return 0;
+}
+
+int privs_drop(const char *user, struct privs_result *ret, char **ret_error)
+{
+	struct privs_result res = { 0 };
+	bool root = geteuid() == 0;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int r;
+
+	*ret_error = NULL;
+	if (capng_get_caps_process() < 0)
+		return fail(ret_error, -EIO, "cannot read the process' capabilities");
+	for (unsigned i = 0; i < privs_n_caps; i++) {
+		if (capng_have_capability(CAPNG_PERMITTED, (unsigned)privs_caps[i].cap))
+			res.kept |= 1u << i;
+		else
+			res.missing |= 1u << i;
+	}
+	if (root && user) {
+		r = lookup_user(user, &uid, &gid);
+		if (r < 0)
+			return fail(ret_error, r, "no user \"%s\" to run as: %s", user, strerror(-r));
+	}
+
+	capng_clear(CAPNG_SELECT_ALL);
+	for (unsigned i = 0; i < privs_n_caps; i++)
+		if (res.kept & (1u << i))
+			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET,
+				     (unsigned)privs_caps[i].cap);
+
+	if (root && user && uid != 0) {
+		/* setgid, drop supplementary groups, setuid keeping the set above, clear bounding */
+		r = capng_change_id((int)uid, (int)gid, CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING);
+		if (r < 0)
+			return fail(ret_error, -EPERM, "cannot become %s (uid %u): capng_change_id: %d",
+				    user, (unsigned)uid, r);
+		res.changed_user = true;
+	} else {
+		/* The bounding set can only shrink with CAP_SETPCAP; without it, leave it. */
+		capng_select_t what = CAPNG_SELECT_CAPS;
+		int have_setpcap;
+
+		if (capng_get_caps_process() < 0)
+			return fail(ret_error, -EIO, "cannot read the process' capabilities");
+		have_setpcap = capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP);
+		capng_clear(CAPNG_SELECT_ALL);
+		for (unsigned i = 0; i < privs_n_caps; i++)
+			if (res.kept & (1u << i))
+				capng_update(CAPNG_ADD,
+					     CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET,
+					     (unsigned)privs_caps[i].cap);
+		if (have_setpcap)
+			what = CAPNG_SELECT_BOTH;
+		r = capng_apply(what);
+		if (r < 0)
+			return fail(ret_error, -EPERM, "cannot drop capabilities: capng_apply: %d", r);
+		/* Ambient capabilities only matter across execve, which the daemon never does. */
+		prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return fail(ret_error, -errno, "PR_SET_NO_NEW_PRIVS: %m");
+
+	/* Check what the kernel now says, rather than trusting the calls. */
+	if (capng_get_caps_process() < 0)
+		return fail(ret_error, -EIO, "cannot read the process' capabilities");
+	for (unsigned c = 0; c <= CAP_LAST_CAP; c++) {
+		bool want = false;
+
+		for (unsigned i = 0; i < privs_n_caps; i++)
+			if ((res.kept & (1u << i)) && (unsigned)privs_caps[i].cap == c)
+				want = true;
+		if (!want && capng_have_capability(CAPNG_PERMITTED, c))
+			return fail(ret_error, -EPERM, "capability %d is still permitted after the drop",
+				    (int)c);
+	}
+	if (res.changed_user && (setuid(0) == 0 || getuid() != uid || geteuid() != uid))
+		return fail(ret_error, -EPERM, "the uid change did not hold");
+	*ret = res;
+	return 0;
+}
+
+/*
+ * What the daemon calls once it serves: memory, threads (libmicrohttpd starts one per
+ * connection), signals, the sockets it was handed (accept, TLS records), the scan (cgroup and
+ * proc files, directory walks, cachestat), time and randomness (TLS). No exec, no new sockets,
+ * no ptrace, no mounts, no chmod/chown/utimes/xattrs (which CAP_FOWNER would allow). Calls
+ * with arguments worth restricting (open flags, clone flags, prctl) are added below.
+ */
+static const char *const allowed_syscalls[] = {
+	/* memory */
+	"brk", "mmap", "munmap", "mprotect", "mremap", "madvise",
+	/* threads and their exit */
+	"exit", "exit_group", "set_robust_list", "get_robust_list", "rseq", "futex",
+	"futex_waitv", "set_tid_address", "sched_yield", "sched_getaffinity", "gettid", "getpid",
+	"getppid", "tgkill", "membarrier",
+	/* signals */
+	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigtimedwait", "sigaltstack",
+	"restart_syscall",
+	/* descriptors and files; opening is read-only, see below */
+	"read", "pread64", "readv", "write", "writev", "close", "close_range", "fstat",
+	"newfstatat", "stat", "lstat", "statx", "lseek", "getdents64", "getdents", "readlink",
+	"readlinkat", "fcntl", "dup", "dup3", "fadvise64", "access", "faccessat", "faccessat2",
+	"fstatfs", "statfs", "getcwd", "inotify_init1", "inotify_add_watch", "inotify_rm_watch",
+	/* sockets already bound: accept and talk */
+	"accept", "accept4", "recvfrom", "recvmsg", "sendto", "sendmsg", "shutdown", "setsockopt",
+	"getsockopt", "getsockname", "getpeername",
+	/* waiting */
+	"poll", "ppoll", "select", "pselect6", "epoll_create1", "epoll_ctl", "epoll_wait",
+	"epoll_pwait", "epoll_pwait2", "eventfd2", "pipe2", "nanosleep", "clock_nanosleep",
+	/* time, randomness, identity, limits */
+	"clock_gettime", "clock_getres", "gettimeofday", "time", "getrandom", "getuid", "geteuid",
+	"getgid", "getegid", "getresuid", "getresgid", "getgroups", "uname", "sysinfo",
+	"getrlimit", "prlimit64", "getrusage", "capget",
+};
+
+/* Flags that would let an open create, truncate or write (O_TMPFILE needs write access). */
+#define PRIVS_OPEN_WRITE_FLAGS (O_ACCMODE | O_CREAT | O_TRUNC)
+/* Flags that would make a thread's clone leave the daemon's namespaces. */
+#define PRIVS_CLONE_NS_FLAGS                                                             \
+	(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS |      \
+	 CLONE_NEWIPC | CLONE_NEWCGROUP)
+
+static int add_rules(scmp_filter_ctx ctx)
+{
+	int r;
+
+	for (size_t i = 0; i < ELEMENTSOF(allowed_syscalls); i++) {
+		int nr = seccomp_syscall_resolve_name(allowed_syscalls[i]);
+
+		if (nr == __NR_SCMP_ERROR)
+			continue; /* not on this architecture */
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+		if (r < 0 && r != -EEXIST)
+			return r;
+	}
+	/* cachestat: libseccomp may not know its name yet */
+	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, PRIVS_NR_CACHESTAT, 0);
+	if (r < 0)
+		return r;
+	/* open and openat: read-only, nothing created */
+	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+			     SCMP_A2(SCMP_CMP_MASKED_EQ, PRIVS_OPEN_WRITE_FLAGS, O_RDONLY));
+	if (r < 0)
+		return r;
+	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
+			     SCMP_A1(SCMP_CMP_MASKED_EQ, PRIVS_OPEN_WRITE_FLAGS, O_RDONLY));
+	if (r < 0)
+		return r;
+	/* openat2 and clone3 pass their flags in memory, out of the filter's reach: ENOSYS makes
+	 * callers (glibc's pthread_create among them) fall back to openat and clone */
+	r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
+	if (r < 0)
+		return r;
+	r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	if (r < 0)
+		return r;
+	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+			     SCMP_A0(SCMP_CMP_MASKED_EQ, PRIVS_CLONE_NS_FLAGS, 0));
+	if (r < 0)
+		return r;
+	/* prctl: naming threads, and reading the name back */
+	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1, SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME));
+	if (r < 0)
+		return r;
+	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1, SCMP_A0(SCMP_CMP_EQ, PR_GET_NAME));
+	if (r < 0)
+		return r;
+	/* ioctl: isatty() and non-blocking sockets only */
+	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TCGETS));
+	if (r < 0)
+		return r;
+	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, FIONBIO));
+	if (r < 0)
+		return r;
+	return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, FIONREAD));
+}
+
+int privs_seccomp(char **ret_error)
+{
+	scmp_filter_ctx ctx;
+	int r;
+
+	*ret_error = NULL;
+	ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+	if (!ctx)
+		return fail(ret_error, -ENOMEM, "seccomp_init failed");
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	if (r == 0)
+		r = add_rules(ctx);
+	if (r == 0)
+		r = seccomp_load(ctx);
+	seccomp_release(ctx);
+	if (r < 0)
+		return fail(ret_error, r, "cannot install the seccomp filter: %s", strerror(-r));
+	return 0;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * privs: gives up what the daemon does not need once its sockets are bound, before any thread
+ * starts (capabilities and seccomp filters are per thread; threads created later inherit them).
+ *
+ * Kept, when the process has them:
+ *   CAP_SYS_PTRACE         /proc/PID/fd, fd links and /proc/PID/maps of other users' processes
+ *                          pass the ptrace access check (PTRACE_MODE_READ_FSCREDS) only with it.
+ *   CAP_DAC_READ_SEARCH    open any file read-only and walk any directory: the files behind
+ *                          those links, the config's paths, and the web config on reload.
+ *   CAP_FOWNER             cachestat(2) answers EPERM unless the caller could write the file or
+ *                          owns it (inode_owner_or_capable(): CAP_FOWNER); it also allows
+ *                          O_NOATIME on others' files, so scans leave atime alone.
+ *   CAP_CHECKPOINT_RESTORE /proc/PID/map_files (reaches mappings of deleted files); without it
+ *                          the exporter reads /proc/PID/maps instead.
+ * Everything else goes, from the effective, permitted, inheritable, ambient and bounding sets.
+ * Started as root, the process also becomes an unprivileged user (keeping the set above), so
+ * that files owned by root are not writable through plain ownership. no_new_privs is set.
+ * Library code: never logs; the caller reports.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+struct privs_result {
+	bool changed_user;   /* setuid/setgid to the given user was done */
+	unsigned kept;       /* bit i: privs_caps[i] kept */
+	unsigned missing;    /* bit i: privs_caps[i] wanted but not held at start */
+};
+
+struct privs_cap {
+	int cap;
+	const char *name;
+};
+
+extern const struct privs_cap privs_caps[];
+extern const unsigned privs_n_caps;
+
+/*
+ * Drops to the capabilities above. user (e.g. "nobody") is switched to when the process runs
+ * as root; NULL keeps the uid. Returns 0, or -errno with *ret_error (caller frees).
+ */
+int privs_drop(const char *user, struct privs_result *ret, char **ret_error);
+
+/*
+ * Installs the seccomp allow-list: system calls the running daemon makes (HTTP, TLS, the
+ * scan, cachestat) pass; any other fails with EPERM. Applied to every thread (TSYNC).
+ * Returns 0, or -errno with *ret_error.
+ */
+int privs_seccomp(char **ret_error);
+
+/* The number of the cachestat system call on this architecture (x86_64: 451). */
+#define PRIVS_NR_CACHESTAT 451

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * webconfig: the --web.config.file, in the YAML format of Prometheus' exporter-toolkit:
+ *
+ *   tls_server_config:
+ *     cert_file: server.crt          # or cert: inline PEM; relative paths are taken
+ *     key_file: server.key           # from the directory of the web config file
+ *     client_auth_type: RequireAndVerifyClientCert
+ *     client_ca_file: ca.crt
+ *     min_version: TLS12
+ *   http_server_config:
+ *     headers: { Strict-Transport-Security: max-age=31536000 }
+ *   basic_auth_users:
+ *     alice: $2y$10$...              # bcrypt, checked with crypt(3)
+ *
+ * The parser takes a buffer (tests and fuzzers feed it strings); errors name the line and the
+ * column. Keys the toolkit knows that would restrict TLS in ways this exporter cannot enforce
+ * (cipher_suites, curve_preferences, client_allowed_sans) are refused rather than ignored.
+ * Never logs.
+ */
+#pragma once
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum webconfig_client_auth {
+	WEBCONFIG_NO_CLIENT_CERT,
+	WEBCONFIG_REQUEST_CLIENT_CERT,
+	WEBCONFIG_REQUIRE_ANY_CLIENT_CERT,
+	WEBCONFIG_VERIFY_CLIENT_CERT_IF_GIVEN,
+	WEBCONFIG_REQUIRE_AND_VERIFY_CLIENT_CERT,
+};
+
+enum webconfig_tls_version {
+	WEBCONFIG_TLS10,
+	WEBCONFIG_TLS11,
+	WEBCONFIG_TLS12,
+	WEBCONFIG_TLS13,
+};
+
+struct webconfig_user {
+	char *name;
+	char *hash; /* bcrypt: $2a$, $2b$ or $2y$ */
+};
+
+struct webconfig_header {
+	char *name;
+	char *value;
+};
+
+/* A PEM blob: a file named in the config, or inline PEM. */
+struct webconfig_pem {
+	char *file; /* as written, then made absolute by webconfig_load() */
+	char *data; /* inline PEM, or the file's contents once loaded */
+	size_t len;
+};
+
+#define WEBCONFIG_AUTH_CACHE 64
+
+struct webconfig {
+	bool tls; /* cert and key given */
+	struct webconfig_pem cert, key, client_ca;
+	enum webconfig_client_auth client_auth;
+	enum webconfig_tls_version min_version, max_version;
+	bool prefer_server_cipher_suites;
+
+	struct webconfig_user *users; /* basic auth; none means no auth */
+	size_t n_users;
+	struct webconfig_header *headers; /* added to every response */
+	size_t n_headers;
+
+	/* Successful logins, keyed by a keyed hash of user and password, so that a scrape does
+	 * not pay bcrypt's cost each time. Reset with the config. */
+	pthread_mutex_t cache_lock;
+	uint8_t cache[WEBCONFIG_AUTH_CACHE][32];
+	size_t cache_next;
+	size_t cache_used;
+};
+
+/* Largest web config file read. */
+#define WEBCONFIG_MAX_FILE_SIZE (1024 * 1024)
+
+/*
+ * Parses buf (len bytes, need not be NUL-terminated); source names it in messages. Files are
+ * not read. Returns 0 and *ret, -EINVAL with *ret_error ("SOURCE:LINE:COLUMN: what"; caller
+ * frees), or -ENOMEM.
+ */
+int webconfig_parse(const char *buf, size_t len, const char *source, struct webconfig **ret,
+		    char **ret_error);
+
+/*
+ * Reads and parses the file at path, resolves the cert, key and CA files against its
+ * directory and reads them, and checks that the certificate, key and CA load. Returns 0, or
+ * -errno with *ret_error.
+ */
+int webconfig_load(const char *path, struct webconfig **ret, char **ret_error);
+
+void webconfig_free(struct webconfig *wc);
+
+/* The files a loaded config depends on (the config itself aside), NULL-terminated. */
+size_t webconfig_files(const struct webconfig *wc, const char *ret_files[4]);
+
+/* A GnuTLS priority string for the configured versions. */
+const char *webconfig_tls_priorities(const struct webconfig *wc);
+
+/* Whether the config asks for basic auth at all. */
+static inline bool webconfig_has_auth(const struct webconfig *wc)
+{
+	return wc && wc->n_users > 0;
+}
+
+/*
+ * Checks a basic auth login. An unknown user costs a bcrypt run as well, so that the answer's
+ * timing does not tell which users exist. Returns true when user and password match.
+ */
+bool webconfig_check_login(struct webconfig *wc, const char *user, const char *password);
+
+const char *webconfig_client_auth_name(enum webconfig_client_auth a);

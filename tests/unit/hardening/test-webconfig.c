@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: MIT */
+/* The web config parser (fed from strings), its loader's file checks, and basic auth. */
+#define _GNU_SOURCE
+#include <crypt.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "webconfig.h"
+
+static struct webconfig *parse_ok(const char *yaml)
+{
+	struct webconfig *wc = NULL;
+	char *err = NULL;
+	int r = webconfig_parse(yaml, strlen(yaml), "web.yml", &wc, &err);
+
+	if (r != 0)
+		fail_msg("unexpected error %d: %s", r, err ? err : "(none)");
+	assert_null(err);
+	assert_non_null(wc);
+	return wc;
+}
+
+/* Parses yaml, expects -EINVAL and an error message containing every string of want. */
+static void parse_bad(const char *yaml, const char *want1, const char *want2)
+{
+	struct webconfig *wc = NULL;
+	char *err = NULL;
+	int r = webconfig_parse(yaml, strlen(yaml), "web.yml", &wc, &err);
+
+	assert_int_equal(r, -EINVAL);
+	assert_null(wc);
+	assert_non_null(err);
+	if (want1 && !strstr(err, want1))
+		fail_msg("error \"%s\" lacks \"%s\"", err, want1);
+	if (want2 && !strstr(err, want2))
+		fail_msg("error \"%s\" lacks \"%s\"", err, want2);
+	free(err);
+}
+
+#define HASH "$2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi"
+
+static void test_full(void **state)
+{
+	static const char yaml[] = "# a comment\n"
+				   "tls_server_config:\n"
+				   "  cert_file: server.crt\n"
+				   "  key_file: /etc/x/server.key\n"
+				   "  client_auth_type: RequireAndVerifyClientCert\n"
+				   "  client_ca_file: \"ca.crt\"\n"
+				   "  min_version: TLS13\n"
+				   "  prefer_server_cipher_suites: true\n"
+				   "  cipher_suites: []\n"
+				   "http_server_config:\n"
+				   "  http2: false\n"
+				   "  headers:\n"
+				   "    strict-transport-security: max-age=31536000\n"
+				   "    X-Frame-Options: deny\n"
+				   "basic_auth_users:\n"
+				   "  alice: " HASH "\n"
+				   "  'bob smith': '" HASH "'\n";
+	struct webconfig *wc = parse_ok(yaml);
+
+	(void)state;
+	assert_true(wc->tls);
+	assert_string_equal(wc->cert.file, "server.crt");
+	assert_string_equal(wc->key.file, "/etc/x/server.key");
+	assert_string_equal(wc->client_ca.file, "ca.crt");
+	assert_null(wc->cert.data);
+	assert_int_equal(wc->client_auth, WEBCONFIG_REQUIRE_AND_VERIFY_CLIENT_CERT);
+	assert_int_equal(wc->min_version, WEBCONFIG_TLS13);
+	assert_int_equal(wc->max_version, WEBCONFIG_TLS13);
+	assert_string_equal(webconfig_tls_priorities(wc),
+			    "NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.3");
+	assert_int_equal(wc->n_headers, 2);
+	assert_string_equal(wc->headers[0].name, "Strict-Transport-Security");
+	assert_string_equal(wc->headers[0].value, "max-age=31536000");
+	assert_int_equal(wc->n_users, 2);
+	assert_string_equal(wc->users[1].name, "bob smith");
+	assert_string_equal(wc->users[1].hash, HASH);
+	assert_true(webconfig_has_auth(wc));
+	webconfig_free(wc);
+}
+
+static void test_empty(void **state)
+{
+	static const char *const docs[] = { "", "# nothing\n", "---\n", "~\n",
+					    "tls_server_config:\nbasic_auth_users: {}\n" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		struct webconfig *wc = parse_ok(docs[i]);
+
+		assert_false(wc->tls);
+		assert_false(webconfig_has_auth(wc));
+		assert_int_equal(wc->min_version, WEBCONFIG_TLS12);
+		assert_string_equal(webconfig_tls_priorities(wc),
+				    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2");
+		webconfig_free(wc);
+	}
+}
+
+static void test_inline_pem(void **state)
+{
+	struct webconfig *wc = parse_ok("tls_server_config:\n"
+					"  cert: |\n    -----BEGIN CERTIFICATE-----\n    AAAA\n"
+					"  key: \"k\"\n");
+
+	(void)state;
+	assert_true(wc->tls);
+	assert_null(wc->cert.file);
+	assert_string_equal(wc->cert.data, "-----BEGIN CERTIFICATE-----\nAAAA\n");
+	assert_int_equal(wc->cert.len, strlen(wc->cert.data));
+	webconfig_free(wc);
+}
+
+static void test_syntax_error_position(void **state)
+{
+	(void)state;
+	/* line 3, column 4: the unclosed flow mapping */
+	parse_bad("tls_server_config:\n  cert_file: a\n   key_file: [b\n", "web.yml:3:", NULL);
+	parse_bad("basic_auth_users:\n  a: \"unterminated\n", "web.yml:", "quoted scalar");
+	parse_bad("\t- tab\n", "web.yml:1:", NULL);
+}
+
+static void test_unknown_keys(void **state)
+{
+	(void)state;
+	parse_bad("tls_server_config:\n  cert_file: a\n  key_file: b\n  certfile: c\n",
+		  "web.yml:4:3:", "unknown key \"certfile\" in tls_server_config");
+	parse_bad("basic_auth:\n  a: b\n", "web.yml:1:1:", "unknown key \"basic_auth\"");
+	parse_bad("http_server_config:\n  http3: true\n", "web.yml:2:3:", "http3");
+	parse_bad("- a\n- b\n", "web.yml:1:1:", "want a mapping");
+	parse_bad("tls_server_config: [a]\n", "web.yml:1:20:", "tls_server_config: want a mapping");
+	parse_bad("? [a]\n: b\n", "keys must be strings", NULL);
+}
+
+static void test_duplicates_and_documents(void **state)
+{
+	(void)state;
+	parse_bad("basic_auth_users:\n  a: " HASH "\n  a: " HASH "\n", "web.yml:3:3:",
+		  "given twice");
+	parse_bad("tls_server_config: {}\ntls_server_config: {}\n", "web.yml:2:1:", "given twice");
+	parse_bad("basic_auth_users: {}\n---\nbasic_auth_users: {}\n", "more than one YAML document",
+		  NULL);
+}
+
+static void test_tls_rules(void **state)
+{
+	(void)state;
+	parse_bad("tls_server_config:\n  cert_file: a\n", "without its key", NULL);
+	parse_bad("tls_server_config:\n  key_file: a\n", "without a certificate", NULL);
+	parse_bad("tls_server_config:\n  cert_file: a\n  cert: b\n  key_file: c\n", "exclusive", NULL);
+	parse_bad("tls_server_config:\n  client_ca_file: ca\n  client_auth_type: RequireAndVerifyClientCert\n",
+		  "need cert_file and key_file", NULL);
+	parse_bad("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_ca_file: c\n",
+		  "client_auth_type is NoClientCert", NULL);
+	parse_bad("tls_server_config:\n  cert_file: a\n  key_file: b\n"
+		  "  client_auth_type: RequireAndVerifyClientCert\n",
+		  "needs client_ca_file", NULL);
+	parse_bad("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: Always\n",
+		  "web.yml:4:21:", "want NoClientCert");
+	parse_bad("tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: TLS13\n"
+		  "  max_version: TLS12\n",
+		  "min_version is above max_version", NULL);
+	parse_bad("tls_server_config:\n  min_version: SSL3\n", "web.yml:2:16:", "TLS10");
+	parse_bad("tls_server_config:\n  cipher_suites: [TLS_AES_128_GCM_SHA256]\n", "web.yml:2:18:",
+		  "not supported");
+	parse_bad("tls_server_config:\n  client_allowed_sans: [a]\n", "not supported", NULL);
+	parse_bad("tls_server_config:\n  prefer_server_cipher_suites: maybe\n", "want true or false",
+		  NULL);
+	parse_bad("tls_server_config:\n  cert_file: {a: b}\n", "cert_file: want a string", NULL);
+	parse_bad("tls_server_config:\n  cert_file: \"a\\0b\"\n  key_file: k\n", "NUL byte", NULL);
+}
+
+static void test_versions(void **state)
+{
+	struct webconfig *wc = parse_ok("tls_server_config:\n  cert_file: a\n  key_file: b\n"
+					"  min_version: TLS10\n  max_version: TLS11\n");
+
+	(void)state;
+	assert_string_equal(webconfig_tls_priorities(wc),
+			    "NORMAL:-VERS-ALL:+VERS-TLS1.1:+VERS-TLS1.0");
+	webconfig_free(wc);
+}
+
+static void test_headers(void **state)
+{
+	(void)state;
+	parse_bad("http_server_config:\n  headers:\n    Set-Cookie: a=b\n", "web.yml:3:5:",
+		  "cannot be set");
+	parse_bad("http_server_config:\n  headers:\n    X-Frame-Options: allow\n",
+		  "deny or sameorigin", NULL);
+	parse_bad("http_server_config:\n  headers:\n    X-Content-Type-Options: sniff\n", "nosniff",
+		  NULL);
+	parse_bad("http_server_config:\n  headers:\n    Content-Security-Policy: \"a\\nb\"\n",
+		  "control character", NULL);
+	parse_bad("http_server_config:\n  headers:\n    Content-Security-Policy: \"\"\n",
+		  "empty value", NULL);
+}
+
+static void test_users(void **state)
+{
+	(void)state;
+	parse_bad("basic_auth_users:\n  alice: secret\n", "web.yml:2:10:", "alice: want a bcrypt hash");
+	parse_bad("basic_auth_users:\n  alice: $1$abc$def\n", "bcrypt", NULL);
+	parse_bad("basic_auth_users:\n  alice:\n", "bcrypt", NULL);
+	parse_bad("basic_auth_users:\n  \"a:b\": " HASH "\n", "no ':'", NULL);
+	parse_bad("basic_auth_users:\n  \"\": " HASH "\n", "empty user name", NULL);
+	/* cost 03 is below bcrypt's minimum */
+	parse_bad("basic_auth_users:\n  a: $2y$03$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi\n",
+		  "bcrypt", NULL);
+}
+
+/* A config with users alice (password "right") and bob (password "other"), cost 4. */
+static struct webconfig *auth_config(void)
+{
+	char salt[64], yaml[512];
+	char *a, *b;
+	struct webconfig *wc;
+
+	assert_non_null(crypt_gensalt_rn("$2b$", 4, NULL, 0, salt, sizeof(salt)));
+	a = strdup(crypt("right", salt));
+	assert_non_null(crypt_gensalt_rn("$2y$", 4, NULL, 0, salt, sizeof(salt)));
+	b = strdup(crypt("other", salt));
+	assert_non_null(a);
+	assert_non_null(b);
+	snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  alice: '%s'\n  bob: '%s'\n", a, b);
+	free(a);
+	free(b);
+	wc = parse_ok(yaml);
+	assert_int_equal(wc->n_users, 2);
+	return wc;
+}
+
+static void test_login(void **state)
+{
+	struct webconfig *wc = auth_config();
+
+	(void)state;
+	assert_true(webconfig_check_login(wc, "alice", "right"));
+	assert_int_equal(wc->cache_used, 1);
+	assert_true(webconfig_check_login(wc, "alice", "right")); /* from the cache */
+	assert_int_equal(wc->cache_used, 1);
+	assert_true(webconfig_check_login(wc, "bob", "other"));
+	assert_false(webconfig_check_login(wc, "alice", "wrong"));
+	assert_false(webconfig_check_login(wc, "alice", "other"));   /* bob's password */
+	assert_false(webconfig_check_login(wc, "bob", "right"));     /* alice's */
+	assert_false(webconfig_check_login(wc, "carol", "right"));   /* unknown user */
+	assert_false(webconfig_check_login(wc, "alice", ""));
+	assert_false(webconfig_check_login(wc, "alice", NULL));
+	assert_false(webconfig_check_login(wc, NULL, "right"));
+	assert_false(webconfig_check_login(wc, "Alice", "right"));
+	assert_false(webconfig_check_login(wc, "alice", "right "));
+	assert_int_equal(wc->cache_used, 2);
+	assert_false(webconfig_check_login(NULL, "alice", "right"));
+	webconfig_free(wc);
+}
+
+static void test_login_no_users(void **state)
+{
+	struct webconfig *wc = parse_ok("");
+
+	(void)state;
+	assert_false(webconfig_check_login(wc, "alice", "right"));
+	webconfig_free(wc);
+}
+
+/* The cache holds at most WEBCONFIG_AUTH_CACHE logins and keeps working when it wraps. */
+static void test_login_cache_wraps(void **state)
+{
+	struct webconfig *wc = auth_config();
+
+	(void)state;
+	assert_true(webconfig_check_login(wc, "alice", "right"));
+	/* fill the cache with other entries by hand: digests that match nothing */
+	for (size_t i = 0; i < WEBCONFIG_AUTH_CACHE; i++) {
+		memset(wc->cache[wc->cache_next], (int)i + 1, sizeof(wc->cache[0]));
+		wc->cache_next = (wc->cache_next + 1) % WEBCONFIG_AUTH_CACHE;
+		if (wc->cache_used < WEBCONFIG_AUTH_CACHE)
+			wc->cache_used++;
+	}
+	assert_int_equal(wc->cache_used, WEBCONFIG_AUTH_CACHE);
+	assert_true(webconfig_check_login(wc, "alice", "right")); /* bcrypt again */
+	assert_false(webconfig_check_login(wc, "alice", "wrong"));
+	webconfig_free(wc);
+}
+
+static char tmpdir[64];
+
+static void write_file(const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static int setup_dir(void **state)
+{
+	(void)state;
+	strcpy(tmpdir, "/tmp/test-webconfig.XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown_dir(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Files are named relative to the config's directory; missing and non-regular ones are
+ * errors that name them, and a FIFO does not block the load. */
+static void test_load_files(void **state)
+{
+	char path[256], fifo[256];
+	struct webconfig *wc = NULL;
+	char *err = NULL;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/web.yml", tmpdir);
+	write_file("web.yml", "basic_auth_users:\n  a: " HASH "\n");
+	assert_int_equal(webconfig_load(path, &wc, &err), 0);
+	assert_int_equal(wc->n_users, 1);
+	webconfig_free(wc);
+	wc = NULL;
+
+	write_file("web.yml", "tls_server_config:\n  cert_file: missing.crt\n  key_file: k\n");
+	assert_int_equal(webconfig_load(path, &wc, &err), -EINVAL);
+	assert_non_null(strstr(err, "missing.crt"));
+	assert_non_null(strstr(err, tmpdir)); /* made absolute against the config's directory */
+	free(err);
+
+	snprintf(fifo, sizeof(fifo), "%s/fifo.crt", tmpdir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	write_file("web.yml", "tls_server_config:\n  cert_file: fifo.crt\n  key_file: k\n");
+	assert_int_equal(webconfig_load(path, &wc, &err), -EINVAL);
+	assert_non_null(strstr(err, "not a regular file"));
+	free(err);
+
+	/* PEM that is not a certificate: the TLS check refuses it */
+	write_file("bad.crt", "-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n");
+	write_file("bad.key", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n");
+	write_file("web.yml", "tls_server_config:\n  cert_file: bad.crt\n  key_file: bad.key\n");
+	assert_int_equal(webconfig_load(path, &wc, &err), -EINVAL);
+	assert_non_null(strstr(err, "do not load"));
+	free(err);
+
+	/* the config itself: a directory, a missing file, a syntax error */
+	assert_int_equal(webconfig_load(tmpdir, &wc, &err), -EINVAL);
+	assert_non_null(strstr(err, "not a regular file"));
+	free(err);
+	snprintf(path, sizeof(path), "%s/nope.yml", tmpdir);
+	assert_int_equal(webconfig_load(path, &wc, &err), -ENOENT);
+	assert_non_null(strstr(err, "nope.yml"));
+	free(err);
+	snprintf(path, sizeof(path), "%s/web.yml", tmpdir);
+	write_file("web.yml", "basic_auth_users:\n  a: [\n");
+	assert_int_equal(webconfig_load(path, &wc, &err), -EINVAL);
+	assert_non_null(strstr(err, "web.yml:"));
+	free(err);
+	assert_null(wc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_inline_pem),
+		cmocka_unit_test(test_syntax_error_position),
+		cmocka_unit_test(test_unknown_keys),
+		cmocka_unit_test(test_duplicates_and_documents),
+		cmocka_unit_test(test_tls_rules),
+		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_headers),
+		cmocka_unit_test(test_users),
+		cmocka_unit_test(test_login),
+		cmocka_unit_test(test_login_no_users),
+		cmocka_unit_test(test_login_cache_wraps),
+		cmocka_unit_test_setup_teardown(test_load_files, setup_dir, teardown_dir),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
