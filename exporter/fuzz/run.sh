@@ -56,14 +56,16 @@ for t in "${targets[@]}"; do
 	corpus="$out/corpus-$t" artifacts="$out/artifacts-$t"
 	mkdir -p "$corpus" "$artifacts" "$here/corpus/$t"
 	rm -f "$artifacts"/crash-* "$artifacts"/leak-* "$artifacts"/timeout-* "$artifacts"/oom-*
-	dict=()
+	dict=() par=()
+	# with -jobs, libFuzzer writes fuzz-N.log into the current directory: run from $out
+	[ "$jobs" -gt 1 ] && par=(-jobs="$jobs" -workers="$jobs")
 	[ -f "$here/$t.dict" ] && dict=(-dict="$here/$t.dict")
 	log="$out/fuzz-$t.log"
 	echo "fuzz-$t: ${seconds}s, corpus $corpus + $here/corpus/$t"
-	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	(cd "$out" && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		"$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-		-jobs="$jobs" -workers="$jobs" -print_final_stats=1 "${dict[@]}" \
-		-artifact_prefix="$artifacts/" "$corpus" "$here/corpus/$t" >"$log" 2>&1
+		"${par[@]}" -print_final_stats=1 "${dict[@]}" \
+		-artifact_prefix="$artifacts/" "$corpus" "$here/corpus/$t") >"$log" 2>&1
 	rc=$?
 	stats=$(grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$log" | tr '\n' ' ')
 	found=$(ls "$artifacts" 2>/dev/null | head -n 5)
