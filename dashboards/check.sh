@@ -10,7 +10,10 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-tool=(python3 "$here/tools/dashtool.py")
+# Debian's Python, whose PyYAML is the one deps.txt installs (not whatever python3 is first in PATH).
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+tool=("$py" "$here/tools/dashtool.py")
 dashboard=$here/cachestat.json
 pass=0 fail=0
 tmp=$(mktemp -d)
@@ -42,7 +45,7 @@ tally() {
 
 missing=()
 command -v promtool >/dev/null || missing+=("promtool (package prometheus)")
-python3 -c 'import yaml' 2>/dev/null || missing+=("python3 with yaml (package python3-yaml)")
+"$py" -c 'import yaml' 2>/dev/null || missing+=("python3 with yaml (package python3-yaml)")
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "FAIL: tools present: missing ${missing[*]}; run scripts/install-deps.sh"
 	echo "0 passed, 1 failed"
@@ -75,7 +78,7 @@ while IFS=$'\t' read -r alert file; do
 done < <("${tool[@]}" alerts "${rule_files[@]}")
 
 # Dashboard: JSON, conventions, every expression parses.
-run "dashboard is valid JSON" python3 -m json.tool "$dashboard"
+run "dashboard is valid JSON" "$py" -m json.tool "$dashboard"
 tally "${tool[@]}" lint --dashboard "$dashboard"
 if "${tool[@]}" rulefile --dashboard "$dashboard" "$tmp/exprs.yml" >"$tmp/count" 2>"$tmp/out" &&
 	promtool check rules "$tmp/exprs.yml" >>"$tmp/out" 2>&1; then

@@ -13,4 +13,6 @@
 #                    name: "panel title/refId" or the variable's name)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-exec python3 "$here/tools/dashtool.py" exprs --dashboard "$here/cachestat.json" "$@"
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+exec "$py" "$here/tools/dashtool.py" exprs --dashboard "$here/cachestat.json" "$@"

@@ -44,11 +44,14 @@ finish() {
 	exit
 }
 
+# Debian's Python, whose PyYAML is the one deps.txt installs (not whatever python3 is first in PATH).
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
 missing=()
-for tool in yamllint cloud-init systemd-analyze promtool python3; do
+for tool in yamllint cloud-init systemd-analyze promtool "$py"; do
 	command -v "$tool" >/dev/null || missing+=("$tool")
 done
-python3 -c 'import yaml' 2>/dev/null || missing+=("python3-yaml")
+"$py" -c 'import yaml' 2>/dev/null || missing+=("python3-yaml")
 if [ ${#missing[@]} -gt 0 ]; then
 	: >"$tmp/out"
 	ko "tools present: missing ${missing[*]} (see deploy/deps.txt; run scripts/install-deps.sh)"
@@ -97,7 +100,7 @@ else
 	ko "systemd-analyze security: exposure above 3.0"
 fi
 
-tally python3 - "$unit" <<'PY'
+tally "$py" - "$unit" <<'PY'
 import re, sys
 
 CAPS = {"CAP_SYS_PTRACE", "CAP_DAC_READ_SEARCH", "CAP_CHECKPOINT_RESTORE", "CAP_FOWNER"}
@@ -265,7 +268,7 @@ else
 fi
 
 # --- Kubernetes and agreement between the parts --------------------------------------------------
-tally python3 - "$unit" <<'PY'
+tally "$py" - "$unit" <<'PY'
 import glob, os, re, sys
 import yaml
 

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Reads the cachestat Grafana dashboard and its Prometheus rules for the checks.
 
 Subcommands:
