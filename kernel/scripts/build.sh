@@ -10,58 +10,65 @@
 set -euo pipefail
 . "$(dirname "$0")/lib-kernel.sh"
 
-variant=${1:-}
-fragments=$(variant_fragments "$variant" 2>/dev/null) ||
-	{ echo "usage: $0 release|debug|nofix" >&2; exit 2; }
-[ -r "$KERNEL_TARBALL" ] || die "$KERNEL_TARBALL not found (Debian package linux-source-6.1)"
+# All in a function, so that bash has read the whole script before running any of it:
+# editing build.sh while a build runs must not change what the running build does.
+main() {
+	local variant=${1:-} fragments key out start base tree logfile tmp p
+	fragments=$(variant_fragments "$variant" 2>/dev/null) ||
+		{ echo "usage: $0 release|debug|nofix" >&2; exit 2; }
+	[ -r "$KERNEL_TARBALL" ] || die "$KERNEL_TARBALL not found (Debian package linux-source-6.1)"
 
-key=$(kernel_cache_key "$variant")
-out=$KROOT/cache/$variant-$key
-if [ -s "$out/bzImage" ]; then
-	log "$variant: cached ($out)"
+	key=$(kernel_cache_key "$variant")
+	out=$KROOT/cache/$variant-$key
+	if [ -s "$out/bzImage" ]; then
+		log "$variant: cached ($out)"
+		echo "$out/bzImage"
+		exit 0
+	fi
+
+	mkdir -p "$KROOT/cache" "$KROOT/logs" "$CCACHE_DIR"
+	exec 9>"$KROOT/lock"
+	if ! flock -n 9; then
+		log "another kernel build is running; waiting for $KROOT/lock"
+		flock 9
+	fi
+	# The build we waited for may have been this one.
+	if [ -s "$out/bzImage" ]; then
+		log "$variant: cached ($out)"
+		echo "$out/bzImage"
+		exit 0
+	fi
+
+	start=$(date +%s)
+	patches=()
+	mapfile -t patches < <(series_patches)
+	for p in $(variant_extra_patches "$variant"); do patches+=("$KERNEL_DIR/patches/$p"); done
+	for p in "${patches[@]}"; do [ -r "$p" ] || die "missing patch $p"; done
+
+	base=$(ensure_base_repo)
+	tree=$KROOT/src-$variant
+	prepare_tree "$base" "$tree" "${patches[@]}"
+	# shellcheck disable=SC2086 # fragments is a list of names
+	configure_tree "$tree" $fragments
+	# shellcheck disable=SC2086
+	check_config "$tree/.config" $fragments
+
+	logfile=$KROOT/logs/$variant-$key.log
+	log "$variant: building bzImage in $tree (log: $logfile)"
+	make_bzimage "$tree" "$logfile"
+
+	tmp=$out.tmp.$$
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	cp "$tree/arch/x86/boot/bzImage" "$tree/.config" "$tree/System.map" "$tmp/"
+	git -C "$tree" log --oneline base..HEAD >"$tmp/series.txt"
+	cp "$logfile" "$tmp/build.log"
+	rm -rf "$out"
+	mv "$tmp" "$out"
+	ln -sfn "$out" "$KROOT/$variant"
+	log "$variant: built in $(( $(date +%s) - start )) s ($out)"
 	echo "$out/bzImage"
-	exit 0
-fi
+}
 
-mkdir -p "$KROOT/cache" "$KROOT/logs" "$CCACHE_DIR"
-exec 9>"$KROOT/lock"
-if ! flock -n 9; then
-	log "another kernel build is running; waiting for $KROOT/lock"
-	flock 9
-fi
-# The build we waited for may have been this one.
-if [ -s "$out/bzImage" ]; then
-	log "$variant: cached ($out)"
-	echo "$out/bzImage"
-	exit 0
-fi
-
-start=$(date +%s)
-patches=()
-mapfile -t patches < <(series_patches)
-for p in $(variant_extra_patches "$variant"); do patches+=("$KERNEL_DIR/patches/$p"); done
-for p in "${patches[@]}"; do [ -r "$p" ] || die "missing patch $p"; done
-
-base=$(ensure_base_repo)
-tree=$KROOT/src-$variant
-prepare_tree "$base" "$tree" "${patches[@]}"
-# shellcheck disable=SC2086 # fragments is a list of names
-configure_tree "$tree" $fragments
-# shellcheck disable=SC2086
-check_config "$tree/.config" $fragments
-
-logfile=$KROOT/logs/$variant-$key.log
-log "$variant: building bzImage in $tree (log: $logfile)"
-make_bzimage "$tree" "$logfile"
-
-tmp=$out.tmp.$$
-rm -rf "$tmp"
-mkdir -p "$tmp"
-cp "$tree/arch/x86/boot/bzImage" "$tree/.config" "$tree/System.map" "$tmp/"
-git -C "$tree" log --oneline base..HEAD >"$tmp/series.txt"
-cp "$logfile" "$tmp/build.log"
-rm -rf "$out"
-mv "$tmp" "$out"
-ln -sfn "$out" "$KROOT/$variant"
-log "$variant: built in $(( $(date +%s) - start )) s ($out)"
-echo "$out/bzImage"
+main "$@"
+exit

@@ -10,59 +10,65 @@
 set -euo pipefail
 . "$(dirname "$0")/lib-kernel.sh"
 
-build=1
-[ "${1:-}" = --no-build ] && build=0
+# In a function: bash reads all of it before running (the script may be edited meanwhile).
+main() {
+	build=1
+	[ "${1:-}" = --no-build ] && build=0
 
-passed=0 failed=0
-ok() { passed=$((passed + 1)); echo "ok: $*"; }
-nok() { failed=$((failed + 1)); echo "FAIL: $*"; }
+	passed=0 failed=0
+	ok() { passed=$((passed + 1)); echo "ok: $*"; }
+	nok() { failed=$((failed + 1)); echo "FAIL: $*"; }
 
-mkdir -p "$KROOT/logs" "$CCACHE_DIR"
-exec 9>"$KROOT/lock"
-if ! flock -n 9; then
-	log "another kernel build is running; waiting for $KROOT/lock"
-	flock 9
-fi
-
-mapfile -t patches < <(series_patches)
-extra=()
-for p in $(variant_extra_patches nofix); do extra+=("$KERNEL_DIR/patches/$p"); done
-
-base=$(ensure_base_repo)
-tree=$KROOT/src-check
-# A fresh checkout of the unpacked tarball each time: nothing left over from earlier runs.
-prepare_tree "$base" "$tree"
-# From here on the tree no longer matches what prepare_tree recorded.
-rm -f "$tree/.applied"
-
-for p in "${patches[@]}" "${extra[@]}"; do
-	name=${p#"$KERNEL_DIR"/patches/}
-	if (cd "$tree" && scripts/checkpatch.pl --strict -q "$p") >"$KROOT/logs/checkpatch.log" 2>&1; then
-		ok "checkpatch --strict $name"
-	else
-		nok "checkpatch --strict $name"
-		sed 's/^/    /' "$KROOT/logs/checkpatch.log"
+	mkdir -p "$KROOT/logs" "$CCACHE_DIR"
+	exec 9>"$KROOT/lock"
+	if ! flock -n 9; then
+		log "another kernel build is running; waiting for $KROOT/lock"
+		flock 9
 	fi
-done
 
-for p in "${patches[@]}" "${extra[@]}"; do
-	name=${p#"$KERNEL_DIR"/patches/}
-	if ! (cd "$tree" && git am -q --whitespace=nowarn "$p") >"$KROOT/logs/am.log" 2>&1; then
-		nok "git am $name"
-		sed 's/^/    /' "$KROOT/logs/am.log"
-		(cd "$tree" && git am --abort) >/dev/null 2>&1 || true
-		break
-	fi
-	ok "git am $name"
-	[ $build -eq 1 ] || continue
-	configure_tree "$tree" release.config
-	start=$(date +%s)
-	if (make_bzimage "$tree" "$KROOT/logs/check-build.log") 2>/dev/null; then
-		ok "build after $name ($(( $(date +%s) - start )) s)"
-	else
-		nok "build after $name"
-		tail -n 30 "$KROOT/logs/check-build.log" | sed 's/^/    /'
-	fi
-done
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+	mapfile -t patches < <(series_patches)
+	extra=()
+	for p in $(variant_extra_patches nofix); do extra+=("$KERNEL_DIR/patches/$p"); done
+
+	base=$(ensure_base_repo)
+	tree=$KROOT/src-check
+	# A fresh checkout of the unpacked tarball each time: nothing left over from earlier runs.
+	prepare_tree "$base" "$tree"
+	# From here on the tree no longer matches what prepare_tree recorded.
+	rm -f "$tree/.applied"
+
+	for p in "${patches[@]}" "${extra[@]}"; do
+		name=${p#"$KERNEL_DIR"/patches/}
+		if (cd "$tree" && scripts/checkpatch.pl --strict -q "$p") >"$KROOT/logs/checkpatch.log" 2>&1; then
+			ok "checkpatch --strict $name"
+		else
+			nok "checkpatch --strict $name"
+			sed 's/^/    /' "$KROOT/logs/checkpatch.log"
+		fi
+	done
+
+	for p in "${patches[@]}" "${extra[@]}"; do
+		name=${p#"$KERNEL_DIR"/patches/}
+		if ! (cd "$tree" && git am -q --whitespace=nowarn "$p") >"$KROOT/logs/am.log" 2>&1; then
+			nok "git am $name"
+			sed 's/^/    /' "$KROOT/logs/am.log"
+			(cd "$tree" && git am --abort) >/dev/null 2>&1 || true
+			break
+		fi
+		ok "git am $name"
+		[ $build -eq 1 ] || continue
+		configure_tree "$tree" release.config
+		start=$(date +%s)
+		if (make_bzimage "$tree" "$KROOT/logs/check-build.log") 2>/dev/null; then
+			ok "build after $name ($(( $(date +%s) - start )) s)"
+		else
+			nok "build after $name"
+			tail -n 30 "$KROOT/logs/check-build.log" | sed 's/^/    /'
+		fi
+	done
+	echo "$passed passed, $failed failed"
+	[ $failed -eq 0 ]
+}
+
+main "$@"
+exit
