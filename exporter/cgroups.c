@@ -46,6 +46,8 @@ static int walk_dir(int dirfd, char *label, size_t len, size_t cap, unsigned dep
 		close(fd);
 		return 0;
 	}
+	/* a dup shares the offset with dirfd, which may have been read before */
+	rewinddir(d);
 	while ((de = readdir(d))) {
 		_cleanup_close_ int child = -1;
 		size_t n = strlen(de->d_name);

@@ -47,6 +47,7 @@ static enum skip_reason skip_reason_of(int err)
 		return SKIP_EPERM;
 	case ENOENT:
 	case ESTALE:
+	case ESRCH: /* the process exited while its fd or map_files entry was being opened */
 		return SKIP_VANISHED;
 	case ENXIO:
 	case ELOOP:

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One scan over a fake cgroup tree (an ordinary directory with cgroup.procs and memory.stat
+ * files) with a fake cachestat; limits; and concurrent callers sharing one scan.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "collect.h"
+
+static int fake_calls;
+static int fake_delay_ms;
+
+/* Every file has 3 pages cached, 1 dirty, 2 evicted of which 1 recently. */
+static long fake_cachestat(long nr, ...)
+{
+	struct pagecache_cachestat *cs;
+	va_list ap;
+
+	assert_int_equal(nr, 451);
+	va_start(ap, nr);
+	(void)va_arg(ap, unsigned long);
+	(void)va_arg(ap, unsigned long);
+	cs = va_arg(ap, struct pagecache_cachestat *); /* mainline form: third argument */
+	va_end(ap);
+	__atomic_add_fetch(&fake_calls, 1, __ATOMIC_RELAXED);
+	if (fake_delay_ms) {
+		struct timespec ts = { 0, fake_delay_ms * 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
+	*cs = (struct pagecache_cachestat){ 3, 1, 0, 2, 1 };
+	return 0;
+}
+
+static char root[] = "/tmp/cse-collect-XXXXXX";
+static char data[64];
+
+static void write_file(const char *rel, const char *content)
+{
+	char p[400];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	f = fopen(p, "we");
+	assert_non_null(f);
+	fputs(content, f);
+	fclose(f);
+}
+
+static int setup(void **state)
+{
+	char cmd[1024], pid[32];
+
+	(void)state;
+	if (!mkdtemp(root))
+		return -1;
+	snprintf(data, sizeof(data), "%s.data", root);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/a %s/b %s/b/sub %s && touch %s/cgroup.procs %s/b/cgroup.procs %s/b/sub/cgroup.procs"
+		 " && for i in 1 2 3 4 5; do echo $i > %s/f$i; done",
+		 root, root, root, data, root, root, root, data);
+	if (system(cmd) != 0)
+		return -1;
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	write_file("a/cgroup.procs", pid);
+	write_file("a/memory.stat", "file 8192\nworkingset_refault_file 5\n");
+	write_file("a/memory.numa_stat", "workingset_refault_file N0=2 N1=3\n");
+	write_file("b/memory.stat", "file 0\n");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[700];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, data);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static struct collector *make(enum pagecache_abi abi, const char *config_json)
+{
+	struct collector_options o = {
+		.cgroupfs = root, .procfs = "/proc", .enable = { true, true, true }
+	};
+	struct pagecache pc = { .abi = abi, .sys = fake_cachestat };
+	struct collector *c = NULL;
+	struct config *cfg = NULL;
+	char *err = NULL;
+
+	if (config_json) {
+		if (config_parse(config_json, strlen(config_json), "t", &cfg, &err) < 0)
+			fail_msg("config: %s", err);
+	} else {
+		cfg = config_new_default();
+	}
+	assert_int_equal(collector_new(&o, &pc, cfg, &c), 0);
+	return c;
+}
+
+static const struct snap_cgroup *find(const struct snapshot *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_cgroups; i++)
+		if (strcmp(s->cgroups[i].name, name) == 0)
+			return &s->cgroups[i];
+	fail_msg("no cgroup %s", name);
+	return NULL;
+}
+
+static char *config_for_b(const char *extra)
+{
+	char *json;
+
+	assert_true(asprintf(&json, "{ \"cgroups\": [ { \"match\": \"/b\", \"paths\": [\"%s\"] } ]%s }",
+			     data, extra) > 0);
+	return json;
+}
+
+static void test_scan(void **state)
+{
+	char *json = config_for_b(", \"per_file_top\": 2");
+	struct collector *c = make(PAGECACHE_ABI_MAINLINE, json);
+	struct snapshot *s = NULL;
+	const struct snap_cgroup *a, *b, *sub;
+	long ps = sysconf(_SC_PAGESIZE);
+	bool fresh;
+
+	(void)state;
+	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_true(fresh);
+	assert_null(s->problem);
+	assert_int_equal(s->n_cgroups, 4);
+	assert_string_equal(s->cgroups[0].name, "/"); /* sorted */
+	a = find(s, "/a");
+	b = find(s, "/b");
+	sub = find(s, "/b/sub");
+
+	/* /a: this process's files; memory.stat present */
+	assert_true(a->scanned);
+	assert_true(a->files > 0);
+	assert_int_equal(a->c.cached, a->files * 3 * (uint64_t)ps);
+	assert_int_equal(a->c.recently_evicted, a->files * (uint64_t)ps);
+	assert_true(a->has_memstat);
+	assert_int_equal(a->memstat.value[MEMSTAT_FILE], 8192);
+	assert_int_equal(a->numa.n_nodes, 2);
+	assert_int_equal(a->n_top, 2);
+
+	/* /b: the five assigned files; "/b" does not match "/b/sub" (FNM_PATHNAME) */
+	assert_true(b->scanned);
+	assert_int_equal(b->files, 5);
+	assert_int_equal(b->files_size, 10);
+	assert_int_equal(b->c.dirty, 5 * (uint64_t)ps);
+	assert_int_equal(b->n_top, 2);
+	assert_true(b->has_memstat);
+	assert_false(memstat_has(&b->memstat, MEMSTAT_WORKINGSET_REFAULT_FILE));
+	assert_true(sub->scanned);
+	assert_int_equal(sub->files, 0);
+	assert_false(sub->has_memstat); /* no memory.stat: absent, not zero */
+
+	/* the root has no cgroup.procs content and no memory.stat */
+	assert_int_equal(s->cgroups[0].files, 0);
+	assert_true(s->collectors[COLLECTOR_CACHESTAT].success);
+	assert_true(s->collectors[COLLECTOR_MEMSTAT].success);
+	snapshot_unref(s);
+	collector_free(c);
+	free(json);
+}
+
+static void test_limits(void **state)
+{
+	char *json = config_for_b(", \"limits\": { \"max_files_per_cgroup\": 2 }");
+	struct collector *c = make(PAGECACHE_ABI_MAINLINE, json);
+	struct snapshot *s = NULL;
+	bool fresh;
+
+	(void)state;
+	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_int_equal(find(s, "/b")->files, 2);
+	assert_true(s->skipped[SKIP_LIMIT] >= 3);
+	snapshot_unref(s);
+	/* the skipped counters add up from scan to scan */
+	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_true(s->skipped[SKIP_LIMIT] >= 6);
+	snapshot_unref(s);
+	collector_free(c);
+	free(json);
+}
+
+/* No cachestat: no cachestat numbers at all (never zeros), memory.stat still served. */
+static void test_abi_none(void **state)
+{
+	struct collector *c = make(PAGECACHE_ABI_NONE, NULL);
+	struct snapshot *s = NULL;
+	bool fresh;
+
+	(void)state;
+	fake_calls = 0;
+	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	for (size_t i = 0; i < s->n_cgroups; i++)
+		assert_false(s->cgroups[i].scanned);
+	assert_true(find(s, "/a")->has_memstat);
+	assert_false(s->collectors[COLLECTOR_CACHESTAT].reported);
+	assert_int_equal(fake_calls, 0);
+	snapshot_unref(s);
+	collector_free(c);
+}
+
+/* A config swapped in between scans applies to the next one. */
+static void test_set_config(void **state)
+{
+	struct collector *c = make(PAGECACHE_ABI_MAINLINE, NULL);
+	char *json = config_for_b("");
+	struct config *cfg = NULL;
+	struct snapshot *s = NULL;
+	char *err = NULL;
+	bool fresh;
+
+	(void)state;
+	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_int_equal(find(s, "/b")->files, 0);
+	snapshot_unref(s);
+	assert_int_equal(config_parse(json, strlen(json), "t", &cfg, &err), 0);
+	collector_set_config(c, cfg);
+	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_int_equal(find(s, "/b")->files, 5);
+	snapshot_unref(s);
+	collector_free(c);
+	free(json);
+}
+
+struct racer {
+	struct collector *c;
+	pthread_barrier_t *start;
+	struct snapshot *got;
+	bool fresh;
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+
+	pthread_barrier_wait(r->start);
+	if (collector_snapshot(r->c, &r->got, &r->fresh) < 0)
+		r->got = NULL;
+	return NULL;
+}
+
+/* Callers that arrive while a scan runs wait for it and share its snapshot. */
+static void test_shared_scan(void **state)
+{
+	char *json = config_for_b(", \"per_file_top\": 0");
+	struct collector *c;
+	struct racer r[4];
+	pthread_t t[4];
+	pthread_barrier_t start;
+	int fresh = 0;
+
+	(void)state;
+	/* only /b has files (this process must not be in the tree for a stable count) */
+	write_file("a/cgroup.procs", "");
+	c = make(PAGECACHE_ABI_MAINLINE, json);
+	fake_calls = 0;
+	fake_delay_ms = 50; /* 5 files: a scan of 250 ms */
+	pthread_barrier_init(&start, NULL, 4);
+	for (int i = 0; i < 4; i++) {
+		r[i] = (struct racer){ .c = c, .start = &start };
+		assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	fake_delay_ms = 0;
+	for (int i = 0; i < 4; i++) {
+		assert_non_null(r[i].got);
+		assert_ptr_equal(r[i].got, r[0].got);
+		fresh += r[i].fresh;
+	}
+	assert_int_equal(fresh, 1);
+	assert_int_equal(fake_calls, 5); /* one scan of five files */
+	for (int i = 0; i < 4; i++)
+		snapshot_unref(r[i].got);
+	pthread_barrier_destroy(&start);
+	collector_free(c);
+	free(json);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_scan),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_abi_none),
+		cmocka_unit_test(test_set_config),
+		cmocka_unit_test(test_shared_scan),
+	};
+
+	return cmocka_run_group_tests_name("collect", tests, setup, teardown);
+}

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * File discovery on a real temporary tree and on this very process: dedupe by (dev, ino),
+ * symlinks and FIFOs in a walk, globs, deleted-but-open files, the budget.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "files.h"
+
+struct seen {
+	int n;
+	char names[64][512];
+};
+
+static int record(struct files_ctx *ctx, const struct files_entry *e)
+{
+	struct seen *s = ctx->userdata;
+	char *name = files_entry_name(ctx, e);
+
+	assert_true(S_ISREG(e->st->st_mode));
+	assert_non_null(name);
+	if (s->n < 64)
+		snprintf(s->names[s->n++], sizeof(s->names[0]), "%s", name);
+	free(name);
+	return 0;
+}
+
+static bool saw(const struct seen *s, const char *suffix)
+{
+	size_t k = strlen(suffix);
+
+	for (int i = 0; i < s->n; i++) {
+		size_t n = strlen(s->names[i]);
+
+		if (n >= k && strcmp(s->names[i] + n - k, suffix) == 0)
+			return true;
+	}
+	return false;
+}
+
+static char dir[] = "/tmp/cse-files-XXXXXX";
+
+static void put(const char *rel, size_t size)
+{
+	char p[256];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	f = fopen(p, "we");
+	assert_non_null(f);
+	for (size_t i = 0; i < size; i++)
+		fputc('x', f);
+	fclose(f);
+}
+
+static int setup(void **state)
+{
+	char p[256], q[256];
+
+	(void)state;
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(p, sizeof(p), "%s/sub", dir);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/sub/deeper", dir);
+	mkdir(p, 0755);
+	put("a.log", 100);
+	put("b.log", 200);
+	put("sub/c.dat", 300);
+	put("sub/deeper/d.dat", 400);
+	/* a hard link: the same inode twice */
+	snprintf(p, sizeof(p), "%s/a.log", dir);
+	snprintf(q, sizeof(q), "%s/sub/hardlink-to-a", dir);
+	if (link(p, q) < 0)
+		return -1;
+	/* a symlink to a file outside: never followed in a walk */
+	snprintf(q, sizeof(q), "%s/sub/symlink", dir);
+	if (symlink("/etc/passwd", q) < 0)
+		return -1;
+	/* a FIFO: opening it for reading without O_NONBLOCK would hang */
+	snprintf(q, sizeof(q), "%s/sub/fifo", dir);
+	if (mkfifo(q, 0600) < 0)
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void ctx_init(struct files_ctx *ctx, struct seen *s)
+{
+	memset(s, 0, sizeof(*s));
+	*ctx = (struct files_ctx){
+		.procfs_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC),
+		.visit = record,
+		.userdata = s,
+		.budget = 1000,
+	};
+	assert_true(ctx->procfs_fd >= 0);
+}
+
+static void ctx_done(struct files_ctx *ctx)
+{
+	close(ctx->procfs_fd);
+	fileset_done(&ctx->seen);
+}
+
+static void test_walk_dedupe(void **state)
+{
+	struct files_ctx ctx;
+	struct seen s;
+
+	(void)state;
+	ctx_init(&ctx, &s);
+	assert_int_equal(files_scan_path(&ctx, dir), 0);
+	/* a.log and its hard link count once; the symlink and the FIFO not at all */
+	assert_int_equal(s.n, 4);
+	assert_true(saw(&s, "/b.log"));
+	assert_true(saw(&s, "/sub/c.dat"));
+	assert_true(saw(&s, "/sub/deeper/d.dat"));
+	assert_true(saw(&s, "/a.log") || saw(&s, "/sub/hardlink-to-a"));
+	assert_false(saw(&s, "passwd"));
+	assert_int_equal(ctx.skipped[SKIP_NOT_REGULAR], 2);
+	assert_int_equal(ctx.budget, 1000 - 5); /* five opens: the hard link too, then deduped */
+
+	/* the same directory again (the config naming it twice): nothing new */
+	assert_int_equal(files_scan_path(&ctx, dir), 0);
+	assert_int_equal(s.n, 4);
+
+	/* another cgroup: the caller clears the set and sees them again */
+	fileset_clear(&ctx.seen);
+	s.n = 0;
+	assert_int_equal(files_scan_path(&ctx, dir), 0);
+	assert_int_equal(s.n, 4);
+	ctx_done(&ctx);
+}
+
+static void test_glob_and_missing(void **state)
+{
+	struct files_ctx ctx;
+	struct seen s;
+	char pat[300];
+
+	(void)state;
+	ctx_init(&ctx, &s);
+	snprintf(pat, sizeof(pat), "%s/*.log", dir);
+	assert_int_equal(files_scan_path(&ctx, pat), 0);
+	assert_int_equal(s.n, 2);
+	assert_true(saw(&s, "/a.log"));
+	assert_true(saw(&s, "/b.log"));
+
+	snprintf(pat, sizeof(pat), "%s/none/*.x", dir);
+	assert_int_equal(files_scan_path(&ctx, pat), 0); /* a glob that matches nothing: fine */
+	snprintf(pat, sizeof(pat), "%s/missing.file", dir);
+	assert_int_equal(files_scan_path(&ctx, pat), 0);
+	assert_int_equal(ctx.skipped[SKIP_NOT_FOUND], 1);
+	assert_int_equal(s.n, 2);
+	ctx_done(&ctx);
+}
+
+/* Over the budget, files are counted as skipped for the limit and not opened. */
+static void test_budget(void **state)
+{
+	struct files_ctx ctx;
+	struct seen s;
+
+	(void)state;
+	ctx_init(&ctx, &s);
+	ctx.budget = 2;
+	assert_int_equal(files_scan_path(&ctx, dir), 0);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(ctx.budget, 0);
+	assert_int_equal(ctx.skipped[SKIP_LIMIT], 3);
+	ctx_done(&ctx);
+}
+
+static void test_deadline(void **state)
+{
+	struct files_ctx ctx;
+	struct seen s;
+
+	(void)state;
+	ctx_init(&ctx, &s);
+	ctx.deadline_ns = 1; /* long past */
+	assert_int_equal(files_scan_path(&ctx, dir), 0);
+	assert_int_equal(s.n, 0);
+	assert_true(ctx.timed_out);
+	ctx_done(&ctx);
+}
+
+/* This process: a file it holds open, one it deleted, and its mapped binary. */
+static void test_scan_own_pid(void **state)
+{
+	struct files_ctx ctx;
+	struct seen s;
+	char p[300];
+	int fd_open, fd_deleted;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/b.log", dir);
+	fd_open = open(p, O_RDONLY | O_CLOEXEC);
+	assert_true(fd_open >= 0);
+	put("gone.tmp", 50);
+	snprintf(p, sizeof(p), "%s/gone.tmp", dir);
+	fd_deleted = open(p, O_RDONLY | O_CLOEXEC);
+	assert_true(fd_deleted >= 0);
+	assert_int_equal(unlink(p), 0);
+
+	ctx_init(&ctx, &s);
+	assert_int_equal(files_scan_pid(&ctx, getpid()), 0);
+	assert_true(saw(&s, "/b.log"));
+	assert_true(saw(&s, "/gone.tmp (deleted)"));
+	assert_true(saw(&s, "/test-files")); /* the executable, from its mapping */
+	assert_true(ctx.skipped[SKIP_NOT_REGULAR] > 0); /* at least /proc's directory fd */
+
+	/* a process that does not exist is not an error */
+	assert_int_equal(files_scan_pid(&ctx, 0x3ffffff0), 0);
+	ctx_done(&ctx);
+	close(fd_open);
+	close(fd_deleted);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_walk_dedupe),
+		cmocka_unit_test(test_glob_and_missing),
+		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_deadline),
+		cmocka_unit_test(test_scan_own_pid),
+	};
+
+	return cmocka_run_group_tests_name("files", tests, setup, teardown);
+}
