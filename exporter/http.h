@@ -2,7 +2,9 @@
 /*
  * http: serves the landing page and the telemetry path over libmicrohttpd. It never scans:
  * it asks the metrics callback for a body. Everything about how it listens is in
- * struct http_options, the one place where TLS, basic auth and request limits plug in.
+ * struct http_options: TLS and basic auth (the web config), request and connection limits.
+ * GET and HEAD only (405 otherwise), 404 for any other path, 401 without the right login,
+ * 503 past max_requests.
  */
 #pragma once
 
@@ -12,14 +14,27 @@ struct http_options {
 	const char *const *listen_addresses; /* "host:port", "[v6]:port" or ":port" */
 	size_t n_listen_addresses;
 	const char *telemetry_path;
-	/* exporter-toolkit web config (TLS, basic auth); not supported yet, must be NULL */
+	/* exporter-toolkit web config (TLS, basic auth), re-read when it or a file it names
+	 * changes; NULL serves plain HTTP without auth */
 	const char *web_config_file;
 	unsigned connection_limit;   /* concurrent connections per listener */
 	unsigned connection_timeout; /* seconds of idle before a connection is closed */
+	unsigned per_ip_limit;       /* concurrent connections from one address; 0: no limit */
+	unsigned max_requests;       /* scrapes answered at once, beyond: 503; 0: no limit */
+	/* Called once every socket is bound and before any thread starts (privileges are
+	 * dropped there); a negative return stops http_start with that error. May be NULL. */
+	int (*after_bind)(void *userdata);
+	void *after_bind_userdata;
 };
 
 #define HTTP_DEFAULT_CONNECTION_LIMIT 64
 #define HTTP_DEFAULT_CONNECTION_TIMEOUT 30
+#define HTTP_DEFAULT_PER_IP_LIMIT 16
+#define HTTP_DEFAULT_MAX_REQUESTS 40
+/* Memory for one connection's request line and headers: beyond it, 431 (or 414). */
+#define HTTP_CONNECTION_MEMORY_LIMIT (16 * 1024)
+/* The web config and its files are looked at for changes at most this often. */
+#define HTTP_WEB_CONFIG_CHECK_NS 1000000000ULL
 
 /*
  * Produces the body of a scrape (text format); *ret_body is malloc()ed and freed by http.

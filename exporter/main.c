@@ -21,6 +21,7 @@
 #include "http.h"
 #include "log.h"
 #include "pagecache.h"
+#include "privs.h"
 #include "render.h"
 #include "util.h"
 #include "version.h"
@@ -42,6 +43,13 @@ struct args {
 	bool enable[_COLLECTOR_MAX];
 	bool once;
 	enum format format;
+	unsigned max_requests;
+	unsigned max_connections;
+	unsigned max_connections_per_ip;
+	unsigned connection_timeout;
+	const char *user;
+	bool drop_privileges;
+	bool seccomp;
 };
 
 static const struct render_meta meta = { .version = CACHESTAT_VERSION,
@@ -57,7 +65,15 @@ static void usage(FILE *f)
 		"\n"
 		"  --web.listen-address=ADDR  address to listen on, repeatable (default " DEFAULT_LISTEN ")\n"
 		"  --web.telemetry-path=PATH  path of the metrics (default /metrics)\n"
-		"  --web.config.file=FILE     TLS and basic auth config (not supported yet)\n"
+		"  --web.config.file=FILE     TLS and basic auth (exporter-toolkit's YAML), re-read\n"
+		"                             when it or a certificate changes\n"
+		"  --web.max-requests=N       scrapes answered at once, more get 503; 0: no limit\n"
+		"                             (default %u)\n"
+		"  --web.max-connections=N    open connections per listen address (default %u)\n"
+		"  --web.max-connections-per-ip=N  of those, from one client address; 0: no limit\n"
+		"                             (default %u)\n"
+		"  --web.connection-timeout=SECONDS  idle time before a connection is closed\n"
+		"                             (default %u)\n"
 		"  --config.file=FILE         JSON config: paths per cgroup, per-file top N, limits\n"
 		"  --path.cgroupfs=DIR        cgroup v2 mount to walk (default " DEFAULT_CGROUPFS ",\n"
 		"                             or where cgroup v2 is mounted on a hybrid host)\n"
@@ -68,10 +84,17 @@ static void usage(FILE *f)
 		"  --once                     scan once, print to stdout and exit\n"
 		"  --format=text|json         output of --once (default text)\n"
 		"  --log.level=LEVEL          debug, info, warn or error (default info)\n"
+		"  --security.user=USER       started as root, run as USER once listening\n"
+		"                             (default nobody), keeping only the capabilities\n"
+		"                             the scan needs\n"
+		"  --no-security.drop-privileges  keep every privilege (not recommended)\n"
+		"  --security.seccomp         refuse every system call the daemon does not make\n"
 		"  --version                  print the version and exit\n"
 		"  -h, --help                 this help\n"
 		"\n"
-		"SIGHUP reloads the config file; a bad file keeps the running config.\n");
+		"SIGHUP reloads the config file; a bad file keeps the running config.\n",
+		HTTP_DEFAULT_MAX_REQUESTS, HTTP_DEFAULT_CONNECTION_LIMIT, HTTP_DEFAULT_PER_IP_LIMIT,
+		HTTP_DEFAULT_CONNECTION_TIMEOUT);
 }
 
 enum {
@@ -85,9 +108,32 @@ enum {
 	OPT_FORMAT,
 	OPT_LOG_LEVEL,
 	OPT_VERSION,
+	OPT_MAX_REQUESTS,
+	OPT_MAX_CONNECTIONS,
+	OPT_MAX_CONNECTIONS_PER_IP,
+	OPT_CONNECTION_TIMEOUT,
+	OPT_USER,
+	OPT_NO_DROP,
+	OPT_SECCOMP,
 	OPT_COLLECTOR_ON = 512,  /* + collector id */
 	OPT_COLLECTOR_OFF = 768, /* + collector id */
 };
+
+/* A decimal count of at least min for flag; prints why not and returns -EINVAL. */
+static int parse_count(const char *flag, const char *s, unsigned min, unsigned *ret)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > 1000000) {
+		fprintf(stderr, "%s: want a whole number from %u to 1000000, not \"%s\"\n", flag, min, s);
+		return -EINVAL;
+	}
+	*ret = (unsigned)v;
+	return 0;
+}
 
 /* Returns 0, 1 when the program should exit with success (help, version), -EINVAL. */
 static int parse_args(int argc, char **argv, struct args *a)
@@ -96,6 +142,13 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "web.listen-address", required_argument, NULL, OPT_LISTEN },
 		{ "web.telemetry-path", required_argument, NULL, OPT_TELEMETRY },
 		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
+		{ "web.max-requests", required_argument, NULL, OPT_MAX_REQUESTS },
+		{ "web.max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
+		{ "web.max-connections-per-ip", required_argument, NULL, OPT_MAX_CONNECTIONS_PER_IP },
+		{ "web.connection-timeout", required_argument, NULL, OPT_CONNECTION_TIMEOUT },
+		{ "security.user", required_argument, NULL, OPT_USER },
+		{ "no-security.drop-privileges", no_argument, NULL, OPT_NO_DROP },
+		{ "security.seccomp", no_argument, NULL, OPT_SECCOMP },
 		{ "config.file", required_argument, NULL, OPT_CONFIG },
 		{ "path.cgroupfs", required_argument, NULL, OPT_CGROUPFS },
 		{ "path.procfs", required_argument, NULL, OPT_PROCFS },
@@ -131,6 +184,32 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case OPT_CONFIG:
 			a->config_file = optarg;
+			break;
+		case OPT_MAX_REQUESTS:
+			if (parse_count("--web.max-requests", optarg, 0, &a->max_requests) < 0)
+				return -EINVAL;
+			break;
+		case OPT_MAX_CONNECTIONS:
+			if (parse_count("--web.max-connections", optarg, 1, &a->max_connections) < 0)
+				return -EINVAL;
+			break;
+		case OPT_MAX_CONNECTIONS_PER_IP:
+			if (parse_count("--web.max-connections-per-ip", optarg, 0,
+					&a->max_connections_per_ip) < 0)
+				return -EINVAL;
+			break;
+		case OPT_CONNECTION_TIMEOUT:
+			if (parse_count("--web.connection-timeout", optarg, 1, &a->connection_timeout) < 0)
+				return -EINVAL;
+			break;
+		case OPT_USER:
+			a->user = optarg;
+			break;
+		case OPT_NO_DROP:
+			a->drop_privileges = false;
+			break;
+		case OPT_SECCOMP:
+			a->seccomp = true;
 			break;
 		case OPT_CGROUPFS:
 			a->cgroupfs = optarg;
@@ -212,6 +291,50 @@ static char *resolve_cgroupfs(const struct args *a)
 	}
 	log_warn("no cgroup v2 mount found; walking %s", a->cgroupfs);
 	return strdup(a->cgroupfs);
+}
+
+/*
+ * Once the sockets are bound and before any thread starts: drop to the capabilities the scan
+ * needs (and to --security.user when root), then the optional seccomp filter.
+ */
+static int after_bind(void *userdata)
+{
+	const struct args *a = userdata;
+	struct privs_result res;
+	_cleanup_free_ char *err = NULL;
+	char kept[128] = "", missing[128] = "";
+	int r;
+
+	if (a->drop_privileges) {
+		r = privs_drop(a->user, &res, &err);
+		if (r < 0) {
+			log_error("dropping privileges: %s", err ? err : strerror(-r));
+			return r;
+		}
+		for (unsigned i = 0; i < privs_n_caps; i++) {
+			char *list = res.kept & (1u << i) ? kept : missing;
+
+			if (!(res.kept & (1u << i)) && !(res.missing & (1u << i)))
+				continue;
+			snprintf(list + strlen(list), sizeof(kept) - strlen(list), "%s%s",
+				 list[0] ? "," : "", privs_caps[i].name);
+		}
+		log_info("privileges dropped%s%s; capabilities kept: %s", res.changed_user ? ", running as " : "",
+			 res.changed_user ? a->user : "", kept[0] ? kept : "none");
+		if (missing[0])
+			log_info("capabilities not held (some files may be skipped): %s", missing);
+	} else {
+		log_warn("--no-security.drop-privileges: keeping every privilege");
+	}
+	if (a->seccomp) {
+		r = privs_seccomp(&err);
+		if (r < 0) {
+			log_error("%s", err ? err : strerror(-r));
+			return r;
+		}
+		log_info("seccomp filter installed");
+	}
+	return 0;
 }
 
 static int metrics_body(void *userdata, char **ret_body, size_t *ret_len)
@@ -327,6 +450,12 @@ int main(int argc, char **argv)
 		.cgroupfs = DEFAULT_CGROUPFS,
 		.procfs = "/proc",
 		.enable = { true, true, true },
+		.max_requests = HTTP_DEFAULT_MAX_REQUESTS,
+		.max_connections = HTTP_DEFAULT_CONNECTION_LIMIT,
+		.max_connections_per_ip = HTTP_DEFAULT_PER_IP_LIMIT,
+		.connection_timeout = HTTP_DEFAULT_CONNECTION_TIMEOUT,
+		.user = "nobody",
+		.drop_privileges = true,
 	};
 	struct http_options ho;
 	struct collector_options co;
@@ -387,8 +516,12 @@ int main(int argc, char **argv)
 		.n_listen_addresses = a.n_listen,
 		.telemetry_path = a.telemetry_path,
 		.web_config_file = a.web_config_file,
-		.connection_limit = HTTP_DEFAULT_CONNECTION_LIMIT,
-		.connection_timeout = HTTP_DEFAULT_CONNECTION_TIMEOUT,
+		.connection_limit = a.max_connections,
+		.connection_timeout = a.connection_timeout,
+		.per_ip_limit = a.max_connections_per_ip,
+		.max_requests = a.max_requests,
+		.after_bind = after_bind,
+		.after_bind_userdata = &a,
 	};
 	r = http_start(&ho, metrics_body, c, &srv, &err);
 	if (r < 0) {

@@ -119,10 +119,11 @@ static void test_serve(void **state)
 	assert_int_equal(http_start(&o, body, &calls, &s, &err), -EINVAL);
 	assert_non_null(strstr(err, "nonsense"));
 	free(err);
-	/* TLS is not there yet: refuse rather than serve in clear text */
+	/* a web config that cannot be read: refuse rather than serve in clear text */
 	addrs[0] = addr;
-	o.web_config_file = "/etc/web.yml";
-	assert_int_equal(http_start(&o, body, &calls, &s, &err), -EOPNOTSUPP);
+	o.web_config_file = "/nonexistent/web.yml";
+	assert_int_equal(http_start(&o, body, &calls, &s, &err), -ENOENT);
+	assert_non_null(strstr(err, "/nonexistent/web.yml"));
 	free(err);
 }
 
