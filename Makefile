@@ -44,5 +44,11 @@ bench-exporter: deps exporter
 demo: deps exporter
 	tests/e2e/demo.sh
 
+fuzz: deps
+	$(MAKE) -C exporter fuzz
+
+loadtest: deps exporter
+	tests/load/run.sh
+
 clean:
 	$(MAKE) -C exporter clean
