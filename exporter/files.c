@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <sys/pidfd.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <time.h>
 
 #include "config.h"
@@ -155,13 +158,90 @@ static int visit_proc_link(struct files_ctx *ctx, int dirfd, const char *name,
 	return visit_file(ctx, dirfd, name, 0, &st, NULL, proc_link);
 }
 
+/*
+ * Visits the file behind descriptor targetfd of the process pidfd refers to, duplicated with
+ * pidfd_getfd(2): nothing is opened (no device open, no FIFO to block on, no atime), and it
+ * costs one call where the proc link costs a stat and a reopen. Returns -EPERM or -ENOSYS when
+ * the caller should use the proc link instead, else 0 or a fatal -errno.
+ */
+static int visit_getfd(struct files_ctx *ctx, int pidfd, int targetfd, const char *proc_link)
+{
+	_cleanup_close_ int fd = -1;
+	struct files_entry e;
+	struct stat st;
+	int r;
+
+	fd = pidfd_getfd(pidfd, targetfd, 0);
+	if (fd < 0) {
+		if (errno == EPERM || errno == ENOSYS)
+			return -errno;
+		skip(ctx, errno == EBADF || errno == ESRCH ? SKIP_VANISHED : skip_reason_of(errno));
+		return 0;
+	}
+	if (fstat(fd, &st) < 0) {
+		skip(ctx, SKIP_ERROR);
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		skip(ctx, SKIP_NOT_REGULAR);
+		return 0;
+	}
+	/* an O_PATH descriptor cannot be asked about its pages: reopen it through proc */
+	if (fcntl(fd, F_GETFL) & O_PATH)
+		return -EPERM;
+	r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	if (r <= 0)
+		return r;
+	if (!admit(ctx))
+		return 0;
+	ctx->budget--;
+	e = (struct files_entry){ .fd = fd, .st = &st, .proc_link = proc_link };
+	return ctx->visit(ctx, &e);
+}
+
+/* A descriptor number as /proc/PID/fd names it. */
+static bool parse_fd(const char *s, int *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > INT_MAX)
+		return false;
+	*ret = (int)v;
+	return true;
+}
+
+/* Whether procfs_fd is the procfs of our own pid namespace, where pids mean what they say. */
+static bool procfs_is_ours(int procfs_fd)
+{
+	char buf[32], want[32];
+	ssize_t n;
+
+	n = readlinkat(procfs_fd, "self", buf, sizeof(buf) - 1);
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	snprintf(want, sizeof(want), "%d", (int)getpid());
+	return strcmp(buf, want) == 0;
+}
+
 /* Every entry of PID/SUB (fd or map_files). -errno when the directory cannot be opened. */
 static int scan_proc_dir(struct files_ctx *ctx, pid_t pid, const char *sub)
 {
 	_cleanup_closedir_ DIR *d = NULL;
+	_cleanup_close_ int pidfd = -1;
 	char rel[64], link[64 + 256 + 2];
 	struct dirent *de;
 	int fd;
+
+	if (strcmp(sub, "fd") == 0) {
+		if (ctx->getfd == FILES_GETFD_UNKNOWN)
+			ctx->getfd = procfs_is_ours(ctx->procfs_fd) ? FILES_GETFD_YES : FILES_GETFD_NO;
+		if (ctx->getfd == FILES_GETFD_YES)
+			pidfd = pidfd_open(pid, 0);
+	}
 
 	snprintf(rel, sizeof(rel), "%d/%s", (int)pid, sub);
 	fd = openat(ctx->procfs_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -175,14 +255,22 @@ static int scan_proc_dir(struct files_ctx *ctx, pid_t pid, const char *sub)
 		return -err;
 	}
 	while ((de = readdir(d))) {
-		int r;
+		int r, target;
 
 		if (de->d_name[0] == '.')
 			continue;
 		if (ctx->timed_out)
 			break;
 		snprintf(link, sizeof(link), "%s/%s", rel, de->d_name);
-		r = visit_proc_link(ctx, dirfd(d), de->d_name, link);
+		if (pidfd >= 0 && parse_fd(de->d_name, &target)) {
+			r = visit_getfd(ctx, pidfd, target, link);
+			if (r == -ENOSYS)
+				ctx->getfd = FILES_GETFD_NO;
+			if (r == -EPERM || r == -ENOSYS)
+				r = visit_proc_link(ctx, dirfd(d), de->d_name, link);
+		} else {
+			r = visit_proc_link(ctx, dirfd(d), de->d_name, link);
+		}
 		if (r < 0)
 			return r;
 	}
@@ -315,12 +403,44 @@ static void pathbuf_pop(struct pathbuf *p, size_t oldlen)
 	p->s[oldlen] = '\0';
 }
 
-static int walk_dir(struct files_ctx *ctx, int fd, dev_t dev, struct pathbuf *path,
-		    unsigned depth);
+/* The file system a configured directory lives on; the walk stays on it. */
+struct walk_root {
+	dev_t dev;
+	/*
+	 * Whether readdir's d_ino is the inode that stat() reports, so that a file counted
+	 * already (open by a process of the cgroup) can be passed over without opening it.
+	 * True of the common local file systems; not of overlayfs, where d_ino may come from a
+	 * lower layer.
+	 */
+	bool d_ino_is_st_ino;
+};
 
-static int walk_entry(struct files_ctx *ctx, int dirfd, const char *name, unsigned char type,
-		      dev_t dev, struct pathbuf *path, unsigned depth)
+static bool fs_d_ino_is_st_ino(int fd)
 {
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs) < 0)
+		return false;
+	switch ((unsigned long)sfs.f_type) {
+	case EXT4_SUPER_MAGIC: /* also ext2 and ext3 */
+	case XFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int walk_dir(struct files_ctx *ctx, int fd, const struct walk_root *root,
+		    struct pathbuf *path, unsigned depth);
+
+static int walk_entry(struct files_ctx *ctx, int dirfd, const struct dirent *de,
+		      const struct walk_root *root, struct pathbuf *path, unsigned depth)
+{
+	const char *name = de->d_name;
+	unsigned char type = de->d_type;
+	dev_t dev = root->dev;
 	size_t oldlen;
 	int r;
 
@@ -350,7 +470,7 @@ static int walk_entry(struct files_ctx *ctx, int dirfd, const char *name, unsign
 		r = pathbuf_push(path, name, &oldlen);
 		if (r < 0)
 			return r;
-		r = walk_dir(ctx, TAKE_FD(fd), dev, path, depth + 1);
+		r = walk_dir(ctx, TAKE_FD(fd), root, path, depth + 1);
 		pathbuf_pop(path, oldlen);
 		return r;
 	}
@@ -358,6 +478,8 @@ static int walk_entry(struct files_ctx *ctx, int dirfd, const char *name, unsign
 		skip(ctx, SKIP_NOT_REGULAR);
 		return 0;
 	}
+	if (root->d_ino_is_st_ino && fileset_contains(&ctx->seen, (uint64_t)dev, (uint64_t)de->d_ino))
+		return 0;
 	if (!admit(ctx))
 		return 0;
 	r = pathbuf_push(path, name, &oldlen);
@@ -370,8 +492,8 @@ static int walk_entry(struct files_ctx *ctx, int dirfd, const char *name, unsign
 }
 
 /* Takes ownership of fd. */
-static int walk_dir(struct files_ctx *ctx, int fd, dev_t dev, struct pathbuf *path,
-		    unsigned depth)
+static int walk_dir(struct files_ctx *ctx, int fd, const struct walk_root *root,
+		    struct pathbuf *path, unsigned depth)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
@@ -389,7 +511,7 @@ static int walk_dir(struct files_ctx *ctx, int fd, dev_t dev, struct pathbuf *pa
 			continue;
 		if (ctx->timed_out)
 			break;
-		r = walk_entry(ctx, dirfd(d), de->d_name, de->d_type, dev, path, depth);
+		r = walk_entry(ctx, dirfd(d), de, root, path, depth);
 		if (r < 0)
 			return r;
 	}
@@ -400,6 +522,7 @@ static int walk_dir(struct files_ctx *ctx, int fd, dev_t dev, struct pathbuf *pa
 static int scan_one_path(struct files_ctx *ctx, const char *name)
 {
 	struct pathbuf path = { 0 };
+	struct walk_root root;
 	struct stat st;
 	int fd, r;
 
@@ -435,7 +558,8 @@ static int scan_one_path(struct files_ctx *ctx, const char *name)
 	path.cap = path.len + 1;
 	while (path.len > 1 && path.s[path.len - 1] == '/')
 		path.s[--path.len] = '\0';
-	r = walk_dir(ctx, fd, st.st_dev, &path, 0);
+	root = (struct walk_root){ .dev = st.st_dev, .d_ino_is_st_ino = fs_d_ino_is_st_ino(fd) };
+	r = walk_dir(ctx, fd, &root, &path, 0);
 	free(path.s);
 	return r;
 }

@@ -28,8 +28,15 @@ struct files_entry {
 /* Returns 0, or a negative errno that stops the scan of this cgroup. */
 typedef int (*files_visit_fn)(struct files_ctx *ctx, const struct files_entry *e);
 
+enum files_getfd {
+	FILES_GETFD_UNKNOWN, /* not tried yet: the zero value */
+	FILES_GETFD_YES,
+	FILES_GETFD_NO, /* procfs of another pid namespace, or a kernel without pidfd_getfd */
+};
+
 struct files_ctx {
 	int procfs_fd;
+	enum files_getfd getfd; /* how open files of processes are reached */
 	files_visit_fn visit;
 	void *userdata;
 

@@ -140,7 +140,8 @@ static void test_walk_dedupe(void **state)
 	assert_true(saw(&s, "/a.log") || saw(&s, "/sub/hardlink-to-a"));
 	assert_false(saw(&s, "passwd"));
 	assert_int_equal(ctx.skipped[SKIP_NOT_REGULAR], 2);
-	assert_int_equal(ctx.budget, 1000 - 5); /* five opens: the hard link too, then deduped */
+	/* four opens: on the usual file systems the hard link is known by d_ino, not opened */
+	assert_true(ctx.budget == 1000 - 4 || ctx.budget == 1000 - 5);
 
 	/* the same directory again (the config naming it twice): nothing new */
 	assert_int_equal(files_scan_path(&ctx, dir), 0);
@@ -189,7 +190,8 @@ static void test_budget(void **state)
 	assert_int_equal(files_scan_path(&ctx, dir), 0);
 	assert_int_equal(s.n, 2);
 	assert_int_equal(ctx.budget, 0);
-	assert_int_equal(ctx.skipped[SKIP_LIMIT], 3);
+	/* five entries, two admitted; the hard link is passed over unopened if its twin was seen */
+	assert_true(ctx.skipped[SKIP_LIMIT] == 3 || ctx.skipped[SKIP_LIMIT] == 2);
 	ctx_done(&ctx);
 }
 

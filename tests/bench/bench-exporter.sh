@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# Exporter benchmark (make bench-exporter; not part of make test).
+#
+# 100,000 small files and 100 large ones over 10 cgroups: in each cgroup a process holds part of
+# them open (1,000 small + 10 large), the config assigns the cgroup's whole directory (the rest,
+# and the held ones again, which dedupe). All files are cached first, so every tool answers the
+# same question about warm files. Prints one table: the exporter's full scan (--once, and a
+# timed scrape of the daemon), the floor (open + cachestat + close over the same files, see
+# floor.c), vmtouch and fincore (both mincore-based), and the exporter's peak RSS.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bin=$top/exporter/cachestat_exporter
+BUILD_ROOT=${BUILD_ROOT:-/var/tmp/cachestat_exporter}
+n_cgroups=10 small_per_cgroup=10000 large_per_cgroup=10 held_small=1000
+small_max=8192 large_size=$((8 << 20))
+runs=${BENCH_RUNS:-7}
+
+[ "$(id -u)" -eq 0 ] || { echo "bench-exporter: needs root (cgroups)" >&2; exit 1; }
+for t in vmtouch fincore python3 curl; do
+	command -v $t >/dev/null || { echo "bench-exporter: $t missing (tests/bench/deps.txt)" >&2; exit 1; }
+done
+[ -x /usr/bin/time ] || { echo "bench-exporter: /usr/bin/time missing (package time)" >&2; exit 1; }
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+[ -n "$cg2" ] || { echo "bench-exporter: no cgroup v2 mounted" >&2; exit 1; }
+[ -x "$bin" ] || make -s -C "$top/exporter"
+
+# ---- the tree, cached under BUILD_ROOT by its parameters ----
+key=$(echo "$n_cgroups $small_per_cgroup $large_per_cgroup $small_max $large_size v1" | sha256sum | cut -c1-12)
+tree=$BUILD_ROOT/bench-exporter/tree-$key
+if [ ! -e "$tree/.complete" ]; then
+	echo "building the file tree in $tree ..." >&2
+	rm -rf "$tree"
+	python3 - "$tree" "$n_cgroups" "$small_per_cgroup" "$large_per_cgroup" "$small_max" "$large_size" <<'PY'
+import os, random, sys
+tree, ncg, nsmall, nlarge, smax, lsize = sys.argv[1], *map(int, sys.argv[2:])
+rnd = random.Random(42)
+chunk = os.urandom(1 << 20)
+for c in range(ncg):
+    for d in range(nsmall // 1000):  # 1,000 files per directory
+        p = f"{tree}/cg{c}/d{d:02d}"
+        os.makedirs(p)
+        for i in range(1000):
+            with open(f"{p}/f{i:04d}", "wb") as f:
+                f.write(chunk[: rnd.randint(1, smax)])
+    os.makedirs(f"{tree}/cg{c}/large")
+    for i in range(nlarge):
+        with open(f"{tree}/cg{c}/large/L{i:02d}", "wb") as f:
+            for _ in range(lsize >> 20):
+                f.write(chunk)
+PY
+	sync
+	touch "$tree/.complete"
+fi
+
+work=$(mktemp -d /var/tmp/cse-bench.XXXXXX)
+parent=$cg2/cse-bench-$$
+holders=()
+daemon=
+cleanup() {
+	local p
+	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null
+	for p in "${holders[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${holders[@]}" $daemon; do while kill -0 "$p" 2>/dev/null; do sleep 0.05; done; done
+	for c in $(seq 0 $((n_cgroups - 1))); do rmdir "$parent/cg$c" 2>/dev/null || true; done
+	rmdir "$parent" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+mkdir "$parent"
+
+find "$tree" -type f ! -name .complete | sort >"$work/list"
+n_files=$(wc -l <"$work/list")
+# warm the page cache: every tool then looks at the same, fully cached files
+xargs -d '\n' cat <"$work/list" >/dev/null
+
+# ---- holders and config ----
+config=$work/config.json
+{
+	echo '{ "cgroups": ['
+	for c in $(seq 0 $((n_cgroups - 1))); do
+		sep=,
+		[ "$c" -eq $((n_cgroups - 1)) ] && sep=
+		echo "  { \"match\": \"/cg$c\", \"paths\": [\"$tree/cg$c\"] }$sep"
+	done
+	echo '], "limits": { "max_scan_seconds": 120 } }'
+} >"$config"
+for c in $(seq 0 $((n_cgroups - 1))); do
+	mkdir "$parent/cg$c"
+	python3 - "$parent/cg$c" "$tree/cg$c" "$held_small" <<'PY' &
+import os, resource, sys, time, glob
+cg, d, nheld = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with open(f"{cg}/cgroup.procs", "w") as f:
+    f.write(str(os.getpid()))
+resource.setrlimit(resource.RLIMIT_NOFILE, (nheld + 200, nheld + 200))
+small = sorted(glob.glob(f"{d}/d*/f*"))[:nheld]
+large = sorted(glob.glob(f"{d}/large/*"))
+fds = [os.open(p, os.O_RDONLY) for p in small + large]
+time.sleep(3600)
+PY
+	holders+=($!)
+done
+for p in "${holders[@]}"; do
+	for _ in $(seq 200); do
+		[ "$(ls /proc/$p/fd 2>/dev/null | wc -l)" -ge $((held_small + large_per_cgroup)) ] && break
+		sleep 0.05
+	done
+done
+
+# ---- measurements: the tools interleaved, $runs rounds; best and median of each ----
+# The build machine is shared (a kernel build may run beside), so wall time is noisy: the best
+# of the rounds and the CPU time (user + sys) are the steadier figures.
+cc -O2 -o "$work/floor" "$top/tests/bench/floor.c"
+port=
+for p in $(seq 29551 29650); do
+	[ -z "$(ss -Htln "sport = :$p")" ] && { port=$p; break; }
+done
+"$bin" --web.listen-address="127.0.0.1:$port" --path.cgroupfs="$parent" --config.file="$config" \
+	2>"$work/daemon.log" &
+daemon=$!
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/" >/dev/null && break; sleep 0.05; done
+curl -sf -o /dev/null "http://127.0.0.1:$port/metrics"   # first scrape: warm-up
+hz=$(getconf CLK_TCK)
+
+declare -A wall cpu
+timed() { # timed NAME COMMAND...: appends "wall cpu" of one run; leaves peak RSS in $work/rss
+	local name=$1
+	shift
+	/usr/bin/time -f '%e %U %S %M' -o "$work/t" "$@" >"$work/$name.out" 2>"$work/$name.err"
+	read -r w u s m <"$work/t"
+	wall[$name]+="$w "
+	cpu[$name]+="$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') "
+	echo "$m" >>"$work/rss.$name"
+}
+daemon_cpu() { awk '{ print $14 + $15 }' "/proc/$daemon/stat"; }
+for _ in $(seq "$runs"); do
+	timed floor "$work/floor" "$work/list"
+	wall[floor_loop]+="$(cut -d' ' -f2 "$work/floor.out") "
+	timed once "$bin" --once --path.cgroupfs="$parent" --config.file="$config"
+	wall[scan]+="$(awk '/^cachestat_scrape_collector_duration_seconds\{collector="cachestat"\}/ { print $2 }' "$work/once.out") "
+	c0=$(daemon_cpu)
+	wall[scrape]+="$(curl -sf -o /dev/null -w '%{time_total}' "http://127.0.0.1:$port/metrics") "
+	cpu[scrape]+="$(awk -v a="$c0" -v b="$(daemon_cpu)" -v hz="$hz" 'BEGIN { print (b - a) / hz }') "
+	timed vmtouch vmtouch -q "$tree"
+	timed fincore sh -c "xargs -d '\n' -n 20000 fincore -b -n -o RES <'$work/list'"
+done
+floor_cached=$(cut -d' ' -f3 "$work/floor.out")
+ex_files=$(awk '/^cachestat_cgroup_files\{/ { s += $2 } END { print s }' "$work/once.out")
+ex_cached=$(awk '/^cachestat_cgroup_cached_bytes\{/ { s += $2 } END { print s }' "$work/once.out")
+ex_rss=$(sort -n "$work/rss.once" | tail -n 1)
+daemon_rss=$(awk '/^VmHWM/ { print $2 }' /proc/$daemon/status)
+
+best() { tr ' ' '\n' | sed '/^$/d' | sort -g | head -n 1; }
+median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
+fmt() { awk -v a="$1" 'BEGIN { printf "%.3f", a }'; }
+fw=$(best <<<"${wall[floor]}") fc=$(best <<<"${cpu[floor]}")
+row() { # row LABEL COMMAND NAME
+	local w m c
+	w=$(best <<<"${wall[$3]}") m=$(median <<<"${wall[$3]}")
+	c=$(best <<<"${cpu[$3]:-}")
+	echo "| $1 | $2 | $(fmt "$w") | $(fmt "$m") | $([ -n "$c" ] && fmt "$c" || echo -) | $(ratio "$w" "$fw") | $([ -n "$c" ] && ratio "$c" "$fc" || echo -) |"
+}
+
+echo
+echo "exporter benchmark: $n_files files ($((n_cgroups * small_per_cgroup)) small up to $small_max B, $((n_cgroups * large_per_cgroup)) of $((large_size >> 20)) MiB) over $n_cgroups cgroups, all cached; $runs interleaved rounds; kernel $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "exporter counted $ex_files files, $ex_cached bytes cached; floor $floor_cached bytes over its list (the exporter adds the holders' own mapped files)"
+echo
+echo "| what | command | best wall (s) | median wall (s) | CPU user+sys (s) | wall vs floor | CPU vs floor |"
+echo "|---|---|---:|---:|---:|---:|---:|"
+row "floor: open + cachestat + close" '`tests/bench/floor.c LIST`' floor
+row "floor, its loop alone" '(timed inside)' floor_loop
+row "exporter, one scan" '`cachestat_exporter --once`' once
+row "exporter, its cachestat collector alone" '(cachestat_scrape_collector_duration_seconds)' scan
+row "exporter daemon, a scrape" '`curl /metrics`' scrape
+row "vmtouch (mincore)" '`vmtouch -q TREE`' vmtouch
+row "fincore (mincore)" '`xargs fincore -b -n -o RES < LIST`' fincore
+echo
+echo "exporter peak RSS: --once $((ex_rss / 1024)) MiB ($ex_rss KiB); daemon after $((runs + 1)) scrapes $((daemon_rss / 1024)) MiB ($daemon_rss KiB)"
