@@ -9,71 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
 #include "util.h"
-
-/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0 if there is none. */
-static size_t utf8_seq_len(const unsigned char *p, size_t n)
-{
-	unsigned char c = p[0];
-	size_t len;
-	uint32_t cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	/* overlong forms, surrogates, beyond U+10FFFF */
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
 
 char *render_utf8_sanitize(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s), out = 0;
-	char *r = malloc(n * 4 + 1);
-
-	if (!r)
-		return NULL;
-	for (size_t i = 0; i < n;) {
-		size_t l = utf8_seq_len(p + i, n - i);
-
-		if (l == 0) {
-			snprintf(r + out, 5, "\\x%02x", p[i]);
-			out += 4;
-			i++;
-			continue;
-		}
-		memcpy(r + out, p + i, l);
-		out += l;
-		i += l;
-	}
-	r[out] = '\0';
-	return r;
+	return utf8_sanitize(s);
 }
 
 int render_label_value(FILE *out, const char *s)
 {
-	_cleanup_free_ char *clean = render_utf8_sanitize(s);
+	_cleanup_free_ char *clean = utf8_sanitize(s);
 
 	if (!clean)
 		return -ENOMEM;
@@ -351,7 +297,7 @@ int render_text(FILE *out, const struct snapshot *s, const struct render_meta *m
 
 static json_t *json_str(const char *s)
 {
-	_cleanup_free_ char *clean = render_utf8_sanitize(s);
+	_cleanup_free_ char *clean = utf8_sanitize(s);
 
 	return clean ? json_string(clean) : NULL;
 }

@@ -20,10 +20,7 @@ struct render_meta {
 int render_text(FILE *out, const struct snapshot *s, const struct render_meta *meta);
 int render_json(FILE *out, const struct snapshot *s, const struct render_meta *meta);
 
-/*
- * s as valid UTF-8: every byte that is not part of a valid UTF-8 sequence becomes the four
- * characters "\xNN". Caller frees; NULL on ENOMEM.
- */
+/* s as valid UTF-8, invalid bytes as "\\xNN" (see utf8_sanitize()). Caller frees. */
 char *render_utf8_sanitize(const char *s);
 
 /* Writes a label value escaped for the text format: \ " and newline, after sanitizing. */

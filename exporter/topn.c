@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 int topn_init(struct topn *t, size_t cap)
 {
 	*t = (struct topn){ .cap = cap };
@@ -163,7 +165,20 @@ int topn_take(struct topn *t, struct snap_file **ret, size_t *ret_n)
 	memset(t->heap, 0, n * sizeof(*files));
 	t->n = 0;
 	qsort(files, n, sizeof(*files), best_first);
-	r = make_unique(files, n);
+	/* sanitize first: two names may only differ in bytes that come out the same */
+	r = 0;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		char *clean = utf8_sanitize(files[i].path);
+
+		if (!clean) {
+			r = -ENOMEM;
+			break;
+		}
+		free(files[i].path);
+		files[i].path = clean;
+	}
+	if (r == 0)
+		r = make_unique(files, n);
 	if (r < 0) {
 		for (size_t i = 0; i < n; i++)
 			snap_file_done(&files[i]);

@@ -39,8 +39,9 @@ bool topn_wants(const struct topn *t, const struct snap_counts *c);
 int topn_offer(struct topn *t, char *path, uint64_t size, const struct snap_counts *c);
 
 /*
- * Hands the kept files over, best first; a path that occurs twice (two deleted files of the
- * same name) gets " (N)" appended so that every series stays unique. Resets t for reuse.
+ * Hands the kept files over, best first, their paths made valid UTF-8 (utf8_sanitize()); a
+ * path that then occurs twice (two deleted files of the same name, or names that differ only
+ * in invalid bytes) gets " (N)" appended so that every series stays unique. Resets t for reuse.
  * Returns 0 or -ENOMEM (then nothing is handed over and t is reset).
  */
 int topn_take(struct topn *t, struct snap_file **ret, size_t *ret_n);

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "render.h"
+#include "utf8.h"
 
 static char *label(const char *s)
 {
@@ -70,10 +71,10 @@ static void test_sanitize(void **state)
 	char *s;
 
 	(void)state;
-	s = render_utf8_sanitize("ok\x80");
+	s = utf8_sanitize("ok\x80");
 	assert_string_equal(s, "ok\\x80");
 	free(s);
-	s = render_utf8_sanitize("\xe2\x82\xac");
+	s = utf8_sanitize("\xe2\x82\xac");
 	assert_string_equal(s, "\xe2\x82\xac");
 	free(s);
 }

@@ -142,6 +142,27 @@ static void test_same_path_made_unique(void **state)
 	topn_done(&t);
 }
 
+/* A byte that is not UTF-8 and its escaped spelling come out the same: still two series. */
+static void test_sanitized_collision(void **state)
+{
+	struct topn t;
+	struct snap_file *f;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(topn_init(&t, 5), 0);
+	offer(&t, "/d/\xff", 300, 0);
+	offer(&t, "/d/\\xff", 200, 0);
+	assert_int_equal(topn_take(&t, &f, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(f[0].path, "/d/\\xff");
+	assert_string_equal(f[1].path, "/d/\\xff (2)");
+	for (size_t i = 0; i < n; i++)
+		snap_file_done(&f[i]);
+	free(f);
+	topn_done(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -150,6 +171,7 @@ int main(void)
 		cmocka_unit_test(test_zero_keeps_nothing),
 		cmocka_unit_test(test_fewer_than_n),
 		cmocka_unit_test(test_same_path_made_unique),
+		cmocka_unit_test(test_sanitized_collision),
 	};
 
 	return cmocka_run_group_tests_name("topn", tests, NULL, NULL);
