@@ -39,7 +39,7 @@ main() {
 
 	for p in "${patches[@]}" "${extra[@]}"; do
 		name=${p#"$KERNEL_DIR"/patches/}
-		if (cd "$tree" && scripts/checkpatch.pl --strict -q "$p") >"$KROOT/logs/checkpatch.log" 2>&1; then
+		if (cd "$tree" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict -q "$p") >"$KROOT/logs/checkpatch.log" 2>&1; then
 			ok "checkpatch --strict $name"
 		else
 			nok "checkpatch --strict $name"
