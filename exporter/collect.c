@@ -84,6 +84,7 @@ static int visit_file(struct files_ctx *fc, const struct files_entry *e)
 	struct snap_cgroup *cg = s->cur;
 	struct pagecache_cachestat cs;
 	struct snap_counts c;
+	struct snap_file file;
 	uint64_t ps = (uint64_t)s->c->page_size;
 	int r;
 
@@ -109,11 +110,15 @@ static int visit_file(struct files_ctx *fc, const struct files_entry *e)
 	cg->files++;
 	cg->files_size += (uint64_t)e->st->st_size;
 
-	if (topn_wants(&s->top, &c)) {
-		char *name = files_entry_name(fc, e);
-
-		if (name)
-			topn_offer(&s->top, name, (uint64_t)e->st->st_size, &c);
+	file = (struct snap_file){
+		.size = (uint64_t)e->st->st_size,
+		.c = c,
+		.dev = (uint64_t)e->st->st_dev,
+		.ino = (uint64_t)e->st->st_ino,
+	};
+	if (topn_wants(&s->top, &file)) {
+		file.path = files_entry_name(fc, e);
+		topn_offer(&s->top, &file);
 	}
 	return 0;
 }

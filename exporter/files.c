@@ -13,6 +13,7 @@
 #include <string.h>
 #include <linux/magic.h>
 #include <sys/pidfd.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -35,6 +36,20 @@ uint64_t files_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * fstat() through the plain system call: glibc >= 2.33 makes fstat() an fstatat(fd, "",
+ * AT_EMPTY_PATH), which costs the kernel a path copy and lookup; once per file in a scan that
+ * is measurable. x86_64's and the generic struct stat are the kernel's.
+ */
+static int fstat_fd(int fd, struct stat *st)
+{
+#if defined(SYS_fstat) && (defined(__x86_64__) || defined(__aarch64__))
+	return (int)syscall(SYS_fstat, fd, st);
+#else
+	return fstat(fd, st);
+#endif
 }
 
 static void skip(struct files_ctx *ctx, enum skip_reason r)
@@ -89,8 +104,8 @@ static int open_file(int dirfd, const char *name, int extra)
 }
 
 /*
- * Opens dirfd/name, checks it is the regular file expect describes (when given) and visits it.
- * The descriptor is closed before returning.
+ * Opens dirfd/name, checks it is the regular file expect describes (when given: the caller
+ * deduplicated it already) and visits it. The descriptor is closed before returning.
  */
 static int visit_file(struct files_ctx *ctx, int dirfd, const char *name, int extra,
 		      const struct stat *expect, const char *path, const char *proc_link)
@@ -105,7 +120,7 @@ static int visit_file(struct files_ctx *ctx, int dirfd, const char *name, int ex
 		return 0;
 	}
 	ctx->budget--;
-	if (fstat(fd, &st) < 0) {
+	if (fstat_fd(fd, &st) < 0) {
 		skip(ctx, SKIP_ERROR);
 		return 0;
 	}
@@ -178,7 +193,7 @@ static int visit_getfd(struct files_ctx *ctx, int pidfd, int targetfd, const cha
 		skip(ctx, errno == EBADF || errno == ESRCH ? SKIP_VANISHED : skip_reason_of(errno));
 		return 0;
 	}
-	if (fstat(fd, &st) < 0) {
+	if (fstat_fd(fd, &st) < 0) {
 		skip(ctx, SKIP_ERROR);
 		return 0;
 	}
@@ -441,6 +456,7 @@ static int walk_entry(struct files_ctx *ctx, int dirfd, const struct dirent *de,
 	const char *name = de->d_name;
 	unsigned char type = de->d_type;
 	dev_t dev = root->dev;
+	struct stat expect;
 	size_t oldlen;
 	int r;
 
@@ -478,15 +494,22 @@ static int walk_entry(struct files_ctx *ctx, int dirfd, const struct dirent *de,
 		skip(ctx, SKIP_NOT_REGULAR);
 		return 0;
 	}
-	if (root->d_ino_is_st_ino && fileset_contains(&ctx->seen, (uint64_t)dev, (uint64_t)de->d_ino))
-		return 0;
+	if (root->d_ino_is_st_ino) {
+		/* deduplicated before opening; visit_file() checks the inode is still that one */
+		expect.st_dev = dev;
+		expect.st_ino = de->d_ino;
+		r = fileset_add(&ctx->seen, (uint64_t)dev, (uint64_t)de->d_ino);
+		if (r <= 0)
+			return r;
+	}
 	if (!admit(ctx))
 		return 0;
 	r = pathbuf_push(path, name, &oldlen);
 	if (r < 0)
 		return r;
 	/* O_NOFOLLOW: the entry may have been replaced by a symlink since readdir */
-	r = visit_file(ctx, dirfd, name, O_NOFOLLOW, NULL, path->s, NULL);
+	r = visit_file(ctx, dirfd, name, O_NOFOLLOW, root->d_ino_is_st_ino ? &expect : NULL,
+		       path->s, NULL);
 	pathbuf_pop(path, oldlen);
 	return r;
 }

@@ -39,6 +39,7 @@ struct snap_file {
 	char *path;
 	uint64_t size;
 	struct snap_counts c;
+	uint64_t dev, ino; /* identity, for a choice among equals that needs no path */
 };
 
 struct snap_cgroup {

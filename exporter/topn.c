@@ -25,8 +25,12 @@ static int rank_cmp(const struct snap_file *a, const struct snap_file *b)
 
 	if (ka != kb)
 		return ka < kb ? -1 : 1;
-	/* equal keys: the larger path ranks lower */
-	return -strcmp(a->path, b->path);
+	/* equal keys: the larger (dev, ino) ranks lower */
+	if (a->dev != b->dev)
+		return a->dev > b->dev ? -1 : 1;
+	if (a->ino != b->ino)
+		return a->ino > b->ino ? -1 : 1;
+	return 0;
 }
 
 static void swap(struct snap_file *a, struct snap_file *b)
@@ -65,48 +69,50 @@ static void sift_up(struct topn *t, size_t i)
 	}
 }
 
-bool topn_wants(const struct topn *t, const struct snap_counts *c)
+bool topn_wants(const struct topn *t, const struct snap_file *f)
 {
 	if (t->cap == 0)
 		return false;
 	if (t->n < t->cap)
 		return true;
-	return topn_key(c) >= topn_key(&t->heap[0].c);
+	return rank_cmp(f, &t->heap[0]) > 0;
 }
 
-int topn_offer(struct topn *t, char *path, uint64_t size, const struct snap_counts *c)
+int topn_offer(struct topn *t, struct snap_file *f)
 {
-	struct snap_file f = { .path = path, .size = size, .c = *c };
-
-	if (t->cap == 0 || !path) {
-		free(path);
+	if (!f->path || !topn_wants(t, f)) {
+		snap_file_done(f);
 		return 0;
 	}
 	if (t->n < t->cap) {
-		t->heap[t->n] = f;
+		t->heap[t->n] = *f;
 		sift_up(t, t->n++);
 		return 1;
 	}
-	if (rank_cmp(&f, &t->heap[0]) <= 0) {
-		free(path);
-		return 0;
-	}
 	snap_file_done(&t->heap[0]);
-	t->heap[0] = f;
+	t->heap[0] = *f;
 	sift_down(t, 0);
 	return 1;
 }
 
+/* Presentation order: the most cached first, equal keys by path. */
 static int best_first(const void *a, const void *b)
 {
-	return rank_cmp(b, a);
+	const struct snap_file *x = a, *y = b;
+	uint64_t kx = topn_key(&x->c), ky = topn_key(&y->c);
+
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	return strcmp(x->path, y->path);
 }
 
+/* By path; equal paths best first, so that the best keeps the plain name. */
 static int by_path(const void *a, const void *b)
 {
 	const struct snap_file *const *x = a, *const *y = b;
+	int r = strcmp((*x)->path, (*y)->path);
 
-	return strcmp((*x)->path, (*y)->path);
+	return r ? r : -rank_cmp(*x, *y);
 }
 
 /* Appends " (2)", " (3)"... to the repeats of a path. */
@@ -164,7 +170,6 @@ int topn_take(struct topn *t, struct snap_file **ret, size_t *ret_n)
 	memcpy(files, t->heap, n * sizeof(*files));
 	memset(t->heap, 0, n * sizeof(*files));
 	t->n = 0;
-	qsort(files, n, sizeof(*files), best_first);
 	/* sanitize first: two names may only differ in bytes that come out the same */
 	r = 0;
 	for (size_t i = 0; i < n && r == 0; i++) {
@@ -179,6 +184,8 @@ int topn_take(struct topn *t, struct snap_file **ret, size_t *ret_n)
 	}
 	if (r == 0)
 		r = make_unique(files, n);
+	if (r == 0)
+		qsort(files, n, sizeof(*files), best_first);
 	if (r < 0) {
 		for (size_t i = 0; i < n; i++)
 			snap_file_done(&files[i]);

@@ -2,7 +2,8 @@
 /*
  * topn: keeps the N files of a cgroup with the most cached + recently evicted bytes, for the
  * per-file series. A min-heap of N entries, so a scan of a million files holds N paths.
- * Ties go to the smaller path, so the choice does not depend on the order of the scan.
+ * Ties go to the smaller (device, inode), so the choice does not depend on the order of the scan
+ * and needs no path: the caller works one out (a readlink) only for a file that enters.
  */
 #pragma once
 
@@ -26,20 +27,17 @@ static inline uint64_t topn_key(const struct snap_counts *c)
 /* cap == 0 keeps nothing. Returns 0 or -ENOMEM. */
 int topn_init(struct topn *t, size_t cap);
 
-/*
- * Whether a file with these counts could enter: lets the caller skip working out a path
- * (a readlink) for files that would not. A tie on the key says yes; the path decides.
- */
-bool topn_wants(const struct topn *t, const struct snap_counts *c);
+/* Whether this file would enter. */
+bool topn_wants(const struct topn *t, const struct snap_file *f);
 
 /*
- * Offers a file; takes ownership of path (freed if the file does not enter or is pushed out).
- * Returns 1 when it entered, 0 when not.
+ * Offers a file (f->path is taken over: freed if the file does not enter or is pushed out
+ * later). Returns 1 when it entered, 0 when not.
  */
-int topn_offer(struct topn *t, char *path, uint64_t size, const struct snap_counts *c);
+int topn_offer(struct topn *t, struct snap_file *f);
 
 /*
- * Hands the kept files over, best first, their paths made valid UTF-8 (utf8_sanitize()); a
+ * Hands the kept files over, best first (equal keys by path), their paths made valid UTF-8 (utf8_sanitize()); a
  * path that then occurs twice (two deleted files of the same name, or names that differ only
  * in invalid bytes) gets " (N)" appended so that every series stays unique. Resets t for reuse.
  * Returns 0 or -ENOMEM (then nothing is handed over and t is reset).

@@ -113,8 +113,8 @@ static struct snapshot *known_snapshot(void)
 	cg->top = calloc(2, sizeof(*cg->top));
 	assert_non_null(cg->top);
 	cg->top[0] = (struct snap_file){ strdup("/var/lib/db/data \"quoted\"\\back\nline\xff"), 8000,
-					 { 8192, 4096, 0, 0, 0 } };
-	cg->top[1] = (struct snap_file){ strdup("/tmp/gone (deleted)"), 2000, { 0, 0, 0, 40960, 12288 } };
+					 { 8192, 4096, 0, 0, 0 }, 8, 1 };
+	cg->top[1] = (struct snap_file){ strdup("/tmp/gone (deleted)"), 2000, { 0, 0, 0, 40960, 12288 }, 8, 2 };
 
 	cg = &s->cgroups[1];
 	cg->name = strdup("/system.slice/db.service");

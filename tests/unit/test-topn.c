@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Top-N selection of per-file series: the right N, best first, ties by path, unique labels. */
+/*
+ * Top-N selection of per-file series: the right N, best first, ties by (dev, ino) whatever the
+ * order of the offers, unique labels.
+ */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,12 +16,27 @@
 
 #include "topn.h"
 
+static uint64_t next_ino = 1000;
+
+static void offer_ino(struct topn *t, const char *path, uint64_t cached, uint64_t ino)
+{
+	struct snap_file f = { .size = 1, .c = { .cached = cached }, .dev = 8, .ino = ino };
+
+	if (topn_wants(t, &f)) {
+		f.path = strdup(path);
+		topn_offer(t, &f);
+	}
+}
+
 static void offer(struct topn *t, const char *path, uint64_t cached, uint64_t recent)
 {
-	struct snap_counts c = { .cached = cached, .recently_evicted = recent };
+	struct snap_file f = { .size = 1, .c = { .cached = cached, .recently_evicted = recent },
+			       .dev = 8, .ino = next_ino++ };
 
-	if (topn_wants(t, &c))
-		topn_offer(t, strdup(path), 1, &c);
+	if (topn_wants(t, &f)) {
+		f.path = strdup(path);
+		topn_offer(t, &f);
+	}
 }
 
 static void test_keeps_the_largest(void **state)
@@ -48,11 +66,11 @@ static void test_keeps_the_largest(void **state)
 	topn_done(&t);
 }
 
-/* Equal keys: the smaller path wins, whatever the order of the offers. */
-static void test_ties_by_path(void **state)
+/* Equal keys: the smaller inode wins, whatever the order of the offers; shown by path. */
+static void test_ties(void **state)
 {
-	static const char *const orders[2][4] = { { "/d", "/c", "/b", "/a" },
-						  { "/a", "/b", "/c", "/d" } };
+	static const uint64_t orders[2][4] = { { 4, 3, 2, 1 }, { 1, 2, 3, 4 } };
+	static const char *const names[5] = { "", "/z-ino1", "/a-ino2", "/m-ino3", "/b-ino4" };
 
 	(void)state;
 	for (int o = 0; o < 2; o++) {
@@ -62,11 +80,11 @@ static void test_ties_by_path(void **state)
 
 		assert_int_equal(topn_init(&t, 2), 0);
 		for (int i = 0; i < 4; i++)
-			offer(&t, orders[o][i], 4096, 0);
+			offer_ino(&t, names[orders[o][i]], 4096, orders[o][i]);
 		assert_int_equal(topn_take(&t, &f, &n), 0);
 		assert_int_equal(n, 2);
-		assert_string_equal(f[0].path, "/a");
-		assert_string_equal(f[1].path, "/b");
+		assert_string_equal(f[0].path, "/a-ino2");
+		assert_string_equal(f[1].path, "/z-ino1");
 		for (size_t i = 0; i < n; i++)
 			snap_file_done(&f[i]);
 		free(f);
@@ -79,12 +97,12 @@ static void test_zero_keeps_nothing(void **state)
 	struct topn t;
 	struct snap_file *f;
 	size_t n;
-	struct snap_counts c = { .cached = 1 };
+	struct snap_file x = { .path = strdup("/x"), .c = { .cached = 1 } };
 
 	(void)state;
 	assert_int_equal(topn_init(&t, 0), 0);
-	assert_false(topn_wants(&t, &c));
-	assert_int_equal(topn_offer(&t, strdup("/x"), 1, &c), 0);
+	assert_false(topn_wants(&t, &x));
+	assert_int_equal(topn_offer(&t, &x), 0); /* frees the path */
 	assert_int_equal(topn_take(&t, &f, &n), 0);
 	assert_int_equal(n, 0);
 	assert_null(f);
@@ -167,7 +185,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_keeps_the_largest),
-		cmocka_unit_test(test_ties_by_path),
+		cmocka_unit_test(test_ties),
 		cmocka_unit_test(test_zero_keeps_nothing),
 		cmocka_unit_test(test_fewer_than_n),
 		cmocka_unit_test(test_same_path_made_unique),
