@@ -175,6 +175,12 @@ static int scan_files(struct scan *s, int dirfd, struct snap_cgroup *cg)
 	r = cgroups_read_procs(dirfd, &pids, &n_pids);
 	if (r == -ENOENT || r == -ENODEV)
 		return 0; /* removed meanwhile */
+	if (r == -EOPNOTSUPP) {
+		/* a threaded cgroup: its processes are listed by its domain */
+		pids = NULL;
+		n_pids = 0;
+		r = 0;
+	}
 	if (r < 0) {
 		problem(s, "reading %s/cgroup.procs: %s", cg->name, strerror(-r));
 		return r;
