@@ -153,6 +153,11 @@ int privs_drop(const char *user, struct privs_result *ret, char **ret_error)
  * proc files, directory walks, cachestat), time and randomness (TLS). No exec, no new sockets,
  * no ptrace, no mounts, no chmod/chown/utimes/xattrs (which CAP_FOWNER would allow). Calls
  * with arguments worth restricting (open flags, clone flags, prctl) are added below.
+ *
+ * What it cannot stop: with CAP_SYS_PTRACE, a subverted daemon could still take another
+ * process's descriptors (pidfd_getfd, which the scan uses) and read its memory through
+ * /proc/PID/mem (a read-only open); the filter narrows what it can do with them (no new
+ * files, no exec, no new sockets), not what it can see.
  */
 static const char *const allowed_syscalls[] = {
 	/* memory */
@@ -169,6 +174,8 @@ static const char *const allowed_syscalls[] = {
 	"newfstatat", "stat", "lstat", "statx", "lseek", "getdents64", "getdents", "readlink",
 	"readlinkat", "fcntl", "dup", "dup3", "fadvise64", "access", "faccessat", "faccessat2",
 	"fstatfs", "statfs", "getcwd", "inotify_init1", "inotify_add_watch", "inotify_rm_watch",
+	/* the scan takes the open files of a cgroup's processes with pidfd_getfd(2) */
+	"pidfd_open", "pidfd_getfd",
 	/* sockets already bound: accept and talk */
 	"accept", "accept4", "recvfrom", "recvmsg", "sendto", "sendmsg", "shutdown", "setsockopt",
 	"getsockopt", "getsockname", "getpeername",
