@@ -541,28 +541,32 @@ static int walk_dir(struct files_ctx *ctx, int fd, const struct walk_root *root,
 	return 0;
 }
 
-/* One name from the config or a glob: followed if a symlink (the user named it). */
-static int scan_one_path(struct files_ctx *ctx, const char *name)
+/*
+ * One name from the config, followed if a symlink (the user named it), or a match of a glob,
+ * not followed if a symlink: a link planted in a globbed directory must not lead the scan out
+ * of it (nofollow).
+ */
+static int scan_one_path(struct files_ctx *ctx, const char *name, bool nofollow)
 {
 	struct pathbuf path = { 0 };
 	struct walk_root root;
 	struct stat st;
 	int fd, r;
 
-	if (stat(name, &st) < 0) {
+	if ((nofollow ? lstat(name, &st) : stat(name, &st)) < 0) {
 		skip(ctx, errno == ENOENT ? SKIP_NOT_FOUND : skip_reason_of(errno));
 		return 0;
 	}
 	if (S_ISREG(st.st_mode)) {
 		if (!admit(ctx))
 			return 0;
-		return visit_file(ctx, AT_FDCWD, name, 0, NULL, name, NULL);
+		return visit_file(ctx, AT_FDCWD, name, nofollow ? O_NOFOLLOW : 0, NULL, name, NULL);
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		skip(ctx, SKIP_NOT_REGULAR);
 		return 0;
 	}
-	fd = open(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+	fd = open(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
 	if (fd < 0) {
 		skip(ctx, skip_reason_of(errno));
 		return 0;
@@ -593,7 +597,7 @@ int files_scan_path(struct files_ctx *ctx, const char *pattern)
 	int r;
 
 	if (!config_path_is_glob(pattern))
-		return scan_one_path(ctx, pattern);
+		return scan_one_path(ctx, pattern, false);
 
 	r = glob(pattern, GLOB_NOSORT, NULL, &g);
 	if (r == GLOB_NOMATCH)
@@ -606,7 +610,7 @@ int files_scan_path(struct files_ctx *ctx, const char *pattern)
 	}
 	r = 0;
 	for (size_t i = 0; i < g.gl_pathc && r >= 0 && !ctx->timed_out; i++)
-		r = scan_one_path(ctx, g.gl_pathv[i]);
+		r = scan_one_path(ctx, g.gl_pathv[i], true);
 	globfree(&g);
 	return r;
 }

@@ -178,6 +178,25 @@ static void test_glob_and_missing(void **state)
 	ctx_done(&ctx);
 }
 
+/* A symlink that a glob matches is not followed: it could lead anywhere. */
+static void test_glob_symlink(void **state)
+{
+	struct files_ctx ctx;
+	struct seen s;
+	char pat[300];
+
+	(void)state;
+	ctx_init(&ctx, &s);
+	snprintf(pat, sizeof(pat), "%s/sub/*", dir);
+	assert_int_equal(files_scan_path(&ctx, pat), 0);
+	assert_false(saw(&s, "/sub/symlink"));
+	assert_true(saw(&s, "/sub/c.dat"));
+	assert_true(saw(&s, "/sub/deeper/d.dat"));
+	assert_int_equal(s.n, 3); /* c.dat, d.dat, hardlink-to-a */
+	assert_int_equal(ctx.skipped[SKIP_NOT_REGULAR], 2); /* the symlink and the FIFO */
+	ctx_done(&ctx);
+}
+
 /* Over the budget, files are counted as skipped for the limit and not opened. */
 static void test_budget(void **state)
 {
@@ -246,6 +265,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_walk_dedupe),
 		cmocka_unit_test(test_glob_and_missing),
+		cmocka_unit_test(test_glob_symlink),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_deadline),
 		cmocka_unit_test(test_scan_own_pid),
