@@ -9,7 +9,7 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$top/exporter/cachestat_exporter
+bin=${CACHESTAT_EXPORTER:-$top/exporter/cachestat_exporter}
 page=$(getconf PAGESIZE)
 passed=0 failed=0 skipped=0
 
