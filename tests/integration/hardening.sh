@@ -1,0 +1,459 @@
+#!/usr/bin/env bash
+# Integration test of the exporter's hardening, on the build machine, loopback only:
+#   HTTP limits: 404, 405 with Allow, header size (431/414), idle and slow clients cut at the
+#   connection timeout, --web.max-connections-per-ip keeping a hogging client from locking
+#   out others, --web.max-requests (503);
+#   basic auth (401 without, with a wrong or unknown login; 200 with the right one);
+#   TLS (curl --cacert), client certificates required (no certificate or one from another CA:
+#   the handshake fails), web config reload (new password, bad file kept out, new certificate);
+#   a bad web config at start; privileges after binding (uid, capabilities, no_new_privs,
+#   seccomp) with scrapes still answered;
+#   file safety: FIFOs, devices, symlink loops and symlinks out of a configured directory.
+# Certificates are made at test time with openssl in a temporary directory.
+# Ends with "N passed, N failed" (", N skipped").
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bin=$top/exporter/cachestat_exporter
+py=/usr/bin/python3
+passed=0 failed=0 skipped=0
+
+pass() { passed=$((passed + 1)); echo "ok   - $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL - $*"; }
+skip() { skipped=$((skipped + 1)); echo "skip - $*"; }
+eq() { # eq DESCRIPTION GOT WANT
+	if [ "$2" = "$3" ]; then pass "$1 ($2)"; else fail "$1: got '$2', want '$3'"; fi
+}
+finish() {
+	echo "$passed passed, $failed failed, $skipped skipped"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+for tool in curl openssl "$py"; do
+	if ! command -v "$tool" >/dev/null; then
+		skip "$tool is not installed (see tests/load/deps.txt)"
+		finish
+	fi
+done
+# (re)built: a stale binary would test old code
+make -s -C "$top/exporter" >/dev/null || { fail "the exporter does not build"; finish; }
+
+work=$(mktemp -d /tmp/cse-hard.XXXXXX)
+chmod 755 "$work" # the daemon runs as nobody once it has dropped privileges
+exporter_pid=
+cgdir=
+cleanup() {
+	stop_exporter
+	[ -n "$cgdir" ] && rmdir "$cgdir" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# A cgroup v2 mount to walk, else an empty directory: the HTTP tests do not need cgroups.
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -z "$cg2" ]; then
+	cg2=$work/cgroupfs
+	mkdir "$cg2"
+fi
+
+# A port free on 127.0.0.1, from a range picked by this process's id.
+port=$((20000 + $$ % 20000))
+while (echo >/dev/tcp/127.0.0.1/$port) 2>/dev/null; do port=$((port + 1)); done
+base=http://127.0.0.1:$port
+log=$work/exporter.log
+
+stop_exporter() {
+	if [ -n "$exporter_pid" ]; then
+		kill "$exporter_pid" 2>/dev/null
+		wait "$exporter_pid" 2>/dev/null
+		exporter_pid=
+	fi
+}
+
+# start_exporter ARGS...: starts on 127.0.0.1:$port and waits until it listens.
+start_exporter() {
+	stop_exporter
+	"$bin" --web.listen-address=127.0.0.1:$port --path.cgroupfs="$cg2" "$@" 2>"$log" &
+	exporter_pid=$!
+	for _ in $(seq 100); do
+		grep -q 'listening on' "$log" 2>/dev/null && return 0
+		kill -0 "$exporter_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "  exporter did not start:" && sed 's/^/  | /' "$log"
+	exporter_pid=
+	return 1
+}
+
+code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+
+# ---- certificates ----
+certs=$work/certs
+mkdir "$certs"
+mkcert() { # mkcert NAME CA SUBJECT EXT...: an EC key and a certificate signed by CA (or self)
+	local name=$1 ca=$2 subj=$3
+	shift 3
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$certs/$name.key" \
+		-out "$certs/$name.csr" -subj "$subj" 2>/dev/null || return 1
+	printf '%s\n' "$@" >"$certs/$name.ext"
+	if [ "$ca" = self ]; then
+		openssl x509 -req -in "$certs/$name.csr" -signkey "$certs/$name.key" -days 2 \
+			-extfile "$certs/$name.ext" -out "$certs/$name.crt" 2>/dev/null
+	else
+		openssl x509 -req -in "$certs/$name.csr" -CA "$certs/$ca.crt" -CAkey "$certs/$ca.key" \
+			-CAcreateserial -days 2 -extfile "$certs/$name.ext" -out "$certs/$name.crt" 2>/dev/null
+	fi
+}
+ca_ext='basicConstraints=critical,CA:TRUE'
+if mkcert ca self /CN=cse-test-ca "$ca_ext" &&
+	mkcert other-ca self /CN=cse-other-ca "$ca_ext" &&
+	mkcert server ca /CN=localhost 'subjectAltName=DNS:localhost,IP:127.0.0.1' 'extendedKeyUsage=serverAuth' &&
+	mkcert server2 ca /CN=rotated 'subjectAltName=DNS:localhost,IP:127.0.0.1' 'extendedKeyUsage=serverAuth' &&
+	mkcert client ca /CN=client 'extendedKeyUsage=clientAuth' &&
+	mkcert rogue other-ca /CN=rogue 'extendedKeyUsage=clientAuth'; then
+	pass "test certificates made with openssl"
+else
+	fail "openssl could not make the test certificates"
+	finish
+fi
+chmod 644 "$certs"/*
+
+bcrypt() { # bcrypt PASSWORD: a bcrypt hash ($2b$, cost 5) from crypt(3)
+	"$py" -W ignore -c 'import crypt, sys; print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=32)))' "$1"
+}
+
+# ==== plain HTTP: methods, paths, header size, timeouts ====
+if start_exporter --web.connection-timeout=2 --web.max-connections=16 \
+	--web.max-connections-per-ip=4; then
+	eq "GET /metrics" "$(code "$base/metrics")" 200
+	eq "HEAD /metrics" "$(code -I "$base/metrics")" 200
+	eq "unknown path" "$(code "$base/nope")" 404
+	eq "path below the telemetry path" "$(code "$base/metrics/x")" 404
+	for m in POST PUT DELETE PATCH OPTIONS; do
+		eq "$m /metrics" "$(code -X "$m" "$base/metrics")" 405
+	done
+	allow=$(curl -s -D - -o /dev/null -X POST --data x "$base/metrics" | tr -d '\r' | sed -n 's/^Allow: //Ip')
+	eq "405 names the allowed methods" "$allow" "GET, HEAD"
+
+	"$py" - "$port" >"$work/sock.out" 2>&1 <<'EOF'
+import socket, sys, time
+port = int(sys.argv[1])
+
+def conn(src="127.0.0.1"):
+    s = socket.create_connection(("127.0.0.1", port), source_address=(src, 0), timeout=10)
+    return s
+
+def read_all(s):
+    out = b""
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            out += b
+    except OSError as e:
+        out += b"<" + str(e).encode() + b">"
+    return out
+
+def status(resp):
+    return resp.split(b"\r\n", 1)[0].decode(errors="replace")
+
+s = conn()
+s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20000 + b"\r\nConnection: close\r\n\r\n")
+print("big-header", status(read_all(s)))
+s = conn()
+s.sendall(b"GET /" + b"a" * 20000 + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+print("long-uri", status(read_all(s)))
+
+# idle and slow clients are cut after the connection timeout (2 s)
+t = time.time()
+s = conn()
+print("idle-closed", read_all(s) == b"", round(time.time() - t))
+t = time.time()
+s = conn()
+s.sendall(b"GET /metrics HTTP/1.1\r\nHo")
+print("partial-closed", read_all(s) == b"", round(time.time() - t))
+
+# a client that holds 4 connections (its per-address limit) with half-sent requests:
+# a fifth from it is refused, and a scrape from another address is answered at once
+hogs = []
+for i in range(4):
+    h = conn("127.0.0.2")
+    h.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+    hogs.append(h)
+time.sleep(0.3)
+extra = conn("127.0.0.2")
+extra.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+r = read_all(extra)
+print("fifth-from-hog", "answered" if r.startswith(b"HTTP/") else "refused")
+t = time.time()
+s = conn("127.0.0.1")
+s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+r = read_all(s)
+print("other-address", status(r), time.time() - t < 1.5)
+for h in hogs:
+    h.close()
+EOF
+	cat "$work/sock.out" | sed 's/^/  | /'
+	get() { sed -n "s/^$1 //p" "$work/sock.out"; }
+	eq "a 20 KiB header is refused" "$(get big-header)" "HTTP/1.1 431 Request Header Fields Too Large"
+	eq "a 20 KiB URI is refused" "$(get long-uri)" "HTTP/1.1 414 URI Too Long"
+	eq "an idle connection is closed at the timeout" "$(get idle-closed)" "True 2"
+	eq "a half-sent request is closed at the timeout" "$(get partial-closed)" "True 2"
+	eq "a client over its per-address limit is refused" "$(get fifth-from-hog)" refused
+	eq "a scrape from another address passes the hogging client" "$(get other-address)" "HTTP/1.1 200 OK True"
+	kill -0 "$exporter_pid" 2>/dev/null && pass "still running after the hostile clients" ||
+		fail "the exporter died"
+fi
+
+# ==== --web.max-requests: scrapes beyond it get 503 ====
+# A directory of files assigned to every cgroup makes each scan take a while, so that
+# simultaneous scrapes overlap.
+mkdir -p "$work/many"
+"$py" -c 'import os, sys
+for i in range(20000): open(os.path.join(sys.argv[1], "f%d" % i), "w").close()' "$work/many"
+printf '{ "cgroups": [ { "match": "*", "paths": ["%s"] } ] }\n' "$work/many" >"$work/slow.json"
+burst() { # burst: 8 simultaneous scrapes, prints the status codes sorted
+	"$py" - "$port" <<'EOF'
+import sys, threading, urllib.request, urllib.error
+port, codes, gate = int(sys.argv[1]), [], threading.Barrier(8)
+def one():
+    gate.wait()
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=60) as r:
+            codes.append(r.status)
+    except urllib.error.HTTPError as e:
+        codes.append(e.code if e.headers.get("Retry-After") else -e.code)
+    except Exception:
+        codes.append(0)
+ts = [threading.Thread(target=one) for _ in range(8)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+print(" ".join(str(c) for c in sorted(codes)))
+EOF
+}
+if start_exporter --config.file="$work/slow.json" --web.max-requests=1; then
+	codes=$(burst)
+	echo "  | max-requests=1: $codes"
+	case " $codes " in
+	*" 200 "*" 503 "* | *" 503 "*" 200 "*) pass "over --web.max-requests=1: 503 with Retry-After, and 200" ;;
+	*) fail "over --web.max-requests=1: want some 200 and some 503 with Retry-After, got: $codes" ;;
+	esac
+	case " $codes " in *" 0 "* | *" -"*) fail "max-requests: a scrape failed otherwise ($codes)" ;; esac
+fi
+if start_exporter --config.file="$work/slow.json" --web.max-requests=0; then
+	eq "with --web.max-requests=0 every scrape is answered" "$(burst)" "200 200 200 200 200 200 200 200"
+fi
+rm -rf "$work/many"
+
+# ==== basic auth ====
+hash=$(bcrypt s3cret)
+cat >"$work/web.yml" <<EOF
+basic_auth_users:
+  alice: '$hash'
+EOF
+if start_exporter --web.config.file="$work/web.yml"; then
+	eq "no credentials" "$(code "$base/metrics")" 401
+	realm=$(curl -s -D - -o /dev/null "$base/metrics" | tr -d '\r' | sed -n 's/^WWW-Authenticate: //Ip')
+	eq "401 asks for basic auth" "$realm" 'Basic realm="cachestat_exporter"'
+	eq "wrong password" "$(code -u alice:wrong "$base/metrics")" 401
+	eq "unknown user" "$(code -u mallory:s3cret "$base/metrics")" 401
+	eq "empty password" "$(code -u alice: "$base/metrics")" 401
+	eq "right credentials" "$(code -u alice:s3cret "$base/metrics")" 200
+	eq "right credentials again (cached)" "$(code -u alice:s3cret "$base/metrics")" 200
+	eq "unknown path needs auth first" "$(code "$base/nope")" 401
+	eq "landing page needs auth" "$(code "$base/")" 401
+	grep -q 'passwords in clear text' "$log" && pass "auth without TLS is warned about" ||
+		fail "no warning about auth without TLS"
+
+	# reload: a new password works within a few seconds, the old one stops working
+	cat >"$work/web.yml.new" <<EOF
+basic_auth_users:
+  alice: '$(bcrypt n3w)'
+EOF
+	mv "$work/web.yml.new" "$work/web.yml"
+	got=401
+	for _ in $(seq 40); do
+		got=$(code -u alice:n3w "$base/metrics")
+		[ "$got" = 200 ] && break
+		sleep 0.1
+	done
+	eq "reloaded web config: new password" "$got" 200
+	eq "reloaded web config: old password refused" "$(code -u alice:s3cret "$base/metrics")" 401
+	grep -q 'web config reloaded' "$log" && pass "reload is logged" || fail "reload not logged"
+	# a bad file keeps the running config and says why, with line and column
+	printf 'basic_auth_users:\n  alice: [\n' >"$work/web.yml"
+	sleep 1.2
+	eq "bad web config on reload: running config kept" "$(code -u alice:n3w "$base/metrics")" 200
+	grep -q 'web config reload failed.*web.yml:3:1' "$log" &&
+		pass "bad web config on reload is logged with line and column" ||
+		{ fail "bad reload not logged with its position"; sed 's/^/  | /' "$log"; }
+fi
+
+# ==== a bad web config at start ====
+printf 'tls_server_config:\n  cert_file: a.crt\n  keyfile: a.key\n' >"$work/bad.yml"
+"$bin" --web.listen-address=127.0.0.1:$port --path.cgroupfs="$cg2" --web.config.file="$work/bad.yml" \
+	2>"$work/bad.log" &
+bad_pid=$!
+( sleep 5; kill $bad_pid 2>/dev/null ) &
+wait $bad_pid
+eq "bad web config at start exits 1" "$?" 1
+grep -q 'bad.yml:3:3: unknown key \\"keyfile\\" in tls_server_config' "$work/bad.log" &&
+	pass "bad web config names line, column and key" || { fail "bad web config message"; cat "$work/bad.log"; }
+
+# ==== TLS ====
+cat >"$work/tls.yml" <<EOF
+tls_server_config:
+  cert_file: certs/server.crt
+  key_file: certs/server.key
+EOF
+tbase=https://127.0.0.1:$port
+if start_exporter --web.config.file="$work/tls.yml"; then
+	eq "TLS: curl --cacert" "$(code --cacert "$certs/ca.crt" "$tbase/metrics")" 200
+	eq "TLS: TLS 1.2" "$(code --cacert "$certs/ca.crt" --tls-max 1.2 "$tbase/metrics")" 200
+	curl -s --cacert "$certs/ca.crt" "$tbase/metrics" -o "$work/tls.prom"
+	grep -q '^cachestat_build_info' "$work/tls.prom" && pass "TLS: the metrics come through" ||
+		fail "TLS: no metrics"
+	eq "TLS: a client that does not trust the CA" "$(code "$tbase/metrics")" 000
+	eq "TLS: plain HTTP to the TLS port" "$(code "$base/metrics")" 000
+	# TLS 1.1 is below the default min_version (TLS12)
+	eq "TLS: TLS 1.1 refused" "$(code --cacert "$certs/ca.crt" --tlsv1.1 --tls-max 1.1 "$tbase/metrics")" 000
+
+	# rotate the certificate: the next connection gets the new one
+	cp "$certs/server2.crt" "$certs/server.crt.new" && mv "$certs/server.crt.new" "$certs/server.crt"
+	cp "$certs/server2.key" "$certs/server.key.new" && mv "$certs/server.key.new" "$certs/server.key"
+	subject=
+	for _ in $(seq 40); do
+		subject=$(curl -sv --cacert "$certs/ca.crt" "$tbase/metrics" -o /dev/null 2>&1 |
+			sed -n 's/^\*  subject: //p')
+		[ "$subject" = "CN=rotated" ] && break
+		sleep 0.1
+	done
+	eq "TLS: a rotated certificate is served without a restart" "$subject" "CN=rotated"
+fi
+
+# ==== client certificates ====
+cat >"$work/mtls.yml" <<EOF
+tls_server_config:
+  cert_file: $certs/server.crt
+  key_file: $certs/server.key
+  client_auth_type: RequireAndVerifyClientCert
+  client_ca_file: $certs/ca.crt
+basic_auth_users:
+  alice: '$hash'
+EOF
+if start_exporter --web.config.file="$work/mtls.yml"; then
+	ok=(--cacert "$certs/ca.crt" --cert "$certs/client.crt" --key "$certs/client.key")
+	eq "mTLS: right certificate and login" "$(code "${ok[@]}" -u alice:s3cret "$tbase/metrics")" 200
+	eq "mTLS: right certificate, wrong login" "$(code "${ok[@]}" -u alice:nope "$tbase/metrics")" 401
+	curl -s --cacert "$certs/ca.crt" -u alice:s3cret "$tbase/metrics" -o /dev/null
+	rc=$?
+	if [ "$rc" -ne 0 ]; then pass "mTLS: no client certificate, the handshake fails (curl exit $rc)"; else
+		fail "mTLS: served a client without a certificate"; fi
+	eq "mTLS: no client certificate, no HTTP answer" "$(code --cacert "$certs/ca.crt" -u alice:s3cret "$tbase/metrics")" 000
+	eq "mTLS: certificate of another CA" \
+		"$(code --cacert "$certs/ca.crt" --cert "$certs/rogue.crt" --key "$certs/rogue.key" -u alice:s3cret "$tbase/metrics")" 000
+	# the server side of the refusal, through openssl: no certificate, no response
+	out=$(printf 'GET /metrics HTTP/1.0\r\n\r\n' | timeout 10 openssl s_client -connect 127.0.0.1:$port \
+		-CAfile "$certs/ca.crt" -quiet 2>&1)
+	case "$out" in
+	*"HTTP/1."*) fail "mTLS: openssl s_client without a certificate got an HTTP answer" ;;
+	*) pass "mTLS: openssl s_client without a certificate gets no HTTP answer" ;;
+	esac
+fi
+cat >"$work/mtls-opt.yml" <<EOF
+tls_server_config:
+  cert_file: $certs/server.crt
+  key_file: $certs/server.key
+  client_auth_type: VerifyClientCertIfGiven
+  client_ca_file: $certs/ca.crt
+EOF
+if start_exporter --web.config.file="$work/mtls-opt.yml"; then
+	eq "VerifyClientCertIfGiven: no certificate" "$(code --cacert "$certs/ca.crt" "$tbase/metrics")" 200
+	eq "VerifyClientCertIfGiven: right certificate" \
+		"$(code --cacert "$certs/ca.crt" --cert "$certs/client.crt" --key "$certs/client.key" "$tbase/metrics")" 200
+	eq "VerifyClientCertIfGiven: certificate of another CA" \
+		"$(code --cacert "$certs/ca.crt" --cert "$certs/rogue.crt" --key "$certs/rogue.key" "$tbase/metrics")" 000
+	# switching TLS off needs a restart: refused, logged, TLS still served
+	printf 'basic_auth_users: {}\n' >"$work/mtls-opt.yml"
+	sleep 1.2
+	eq "switching TLS off on reload is refused" "$(code --cacert "$certs/ca.crt" "$tbase/metrics")" 200
+	grep -q 'switching TLS off needs a restart' "$log" && pass "the refused TLS switch is logged" ||
+		fail "refused TLS switch not logged"
+fi
+
+# ==== privileges after binding ====
+if [ "$(id -u)" -ne 0 ]; then
+	skip "privilege drop: needs root"
+elif start_exporter --security.seccomp; then
+	status=/proc/$exporter_pid/status
+	eq "runs as nobody" "$(awk '/^Uid:/ { print $2 "," $3 "," $4 "," $5 }' "$status")" \
+		"$(id -u nobody),$(id -u nobody),$(id -u nobody),$(id -u nobody)"
+	eq "no supplementary groups" "$(awk '/^Groups:/ { print $2 }' "$status")" ""
+	# CAP_SYS_PTRACE(19) CAP_DAC_READ_SEARCH(2) CAP_FOWNER(3) CAP_CHECKPOINT_RESTORE(40)
+	eq "effective capabilities" "$(awk '/^CapEff:/ { print $2 }' "$status")" 000001000008000c
+	eq "permitted capabilities" "$(awk '/^CapPrm:/ { print $2 }' "$status")" 000001000008000c
+	eq "bounding set" "$(awk '/^CapBnd:/ { print $2 }' "$status")" 0000000000000000
+	eq "ambient set" "$(awk '/^CapAmb:/ { print $2 }' "$status")" 0000000000000000
+	eq "no_new_privs" "$(awk '/^NoNewPrivs:/ { print $2 }' "$status")" 1
+	eq "seccomp filter (mode 2)" "$(awk '/^Seccomp:/ { print $2 }' "$status")" 2
+	# every thread, those libmicrohttpd started included
+	bad=0
+	for t in /proc/$exporter_pid/task/*/status; do
+		[ "$(awk '/^CapEff:/ { print $2 }' "$t")" = 000001000008000c ] || bad=1
+		[ "$(awk '/^Seccomp:/ { print $2 }' "$t")" = 2 ] || bad=1
+	done
+	eq "every thread has the same capabilities and filter" "$bad" 0
+	# a scrape under all of it still sees this process's own open file
+	exec 7<"$bin"
+	curl -s "$base/metrics" >"$work/seccomp.prom"
+	exec 7<&-
+	grep -q '^cachestat_cgroup_files{cgroup="/' "$work/seccomp.prom" &&
+		pass "scrapes work with the seccomp filter" || fail "no cgroup series under seccomp"
+	grep -q '^cachestat_scrape_collector_success{collector="cachestat"} 1' "$work/seccomp.prom" &&
+		pass "the cachestat collector succeeds under seccomp" ||
+		fail "cachestat collector failed under seccomp"
+	if start_exporter --no-security.drop-privileges; then
+		eq "--no-security.drop-privileges keeps root" "$(awk '/^Uid:/ { print $2 }' /proc/$exporter_pid/status)" 0
+	fi
+fi
+
+# ==== file safety in configured paths ====
+if [ "$(id -u)" -ne 0 ] || ! mkdir "$cg2/cse-hard-$$" 2>/dev/null; then
+	skip "file safety: needs a writable cgroup v2 at $cg2"
+else
+	cgdir=$cg2/cse-hard-$$
+	d=$work/tree
+	mkdir -p "$d/sub/deeper" "$work/outside"
+	for f in a b sub/c sub/deeper/d; do head -c 5000 /dev/urandom >"$d/$f"; done
+	head -c 5000 /dev/urandom >"$work/outside/secret"
+	mkfifo "$d/fifo"                      # opening it for reading would block without O_NONBLOCK
+	mknod "$d/null" c 1 3                 # a device: never opened
+	ln -s loop "$d/loop"                  # a symlink loop
+	ln -s . "$d/sub/self"                 # a directory symlink back up
+	ln -s "$work/outside" "$d/escape"     # out of the configured directory
+	ln -s "$work/outside/secret" "$d/secret-link"
+	ln -s "$work/outside" "$d/sub/out"         # matched by the glob below: not followed
+	printf '{ "cgroups": [ { "match": "/cse-hard-%s", "paths": ["%s", "%s/*"] } ] }\n' \
+		"$$" "$d" "$d/sub" >"$work/files.json"
+	if start_exporter --config.file="$work/files.json"; then
+		start=$SECONDS
+		curl -s -m 20 "$base/metrics" >"$work/files.prom"
+		took=$((SECONDS - start))
+		[ "$took" -lt 10 ] && pass "scrape over a FIFO, a device and symlink loops returns (${took}s)" ||
+			fail "scrape took ${took}s"
+		eq "only the 4 regular files of the directory are counted" \
+			"$(sed -n "s|^cachestat_cgroup_files{cgroup=\"/cse-hard-$$\"} ||p" "$work/files.prom")" 4
+		grep -q 'path="[^"]*secret' "$work/files.prom" &&
+			fail "a file out of the configured directory was reported" ||
+			pass "nothing out of the configured directory is reported"
+		grep -q "path=\"$d/sub/deeper/d\"" "$work/files.prom" &&
+			pass "a file deep in the directory is reported by its path" || fail "deep file missing"
+		kill -0 "$exporter_pid" 2>/dev/null && pass "still running" || fail "the exporter died"
+	fi
+fi
+
+stop_exporter
+finish
