@@ -7,7 +7,7 @@
 #                its unit, the Prometheus config and the rules (see the user-data's header);
 #   id_ed25519   the run's ssh key.
 # Usage: build-seed.sh RUN_DIR
-# Environment: E2E_EXPORTER (binary; default exporter/cachestat_exporter, built with make if missing),
+# Environment: E2E_EXPORTER (binary; default exporter/cachestat_exporter, made up to date with make),
 #   E2E_UNIT, E2E_PROM_CONFIG, E2E_RULES_DIR (default: the repository's), E2E_SCRAPE_INTERVAL (default 5s),
 #   E2E_EXPORTER_CONFIG (the exporter's config.json; default: the suite's own, exporter-config.json).
 set -euo pipefail
@@ -23,9 +23,8 @@ exporter_config=${E2E_EXPORTER_CONFIG:-$E2E_DIR/exporter-config.json}
 user_data=$TOP/deploy/cloud-init/user-data.yaml
 
 mkdir -p "$run"
-if [ -z "${E2E_EXPORTER:-}" ] && [ ! -x "$exporter" ]; then
-	log "seed: building the exporter (make -C exporter)"
-	make -s -C "$TOP/exporter" >&2
+if [ -z "${E2E_EXPORTER:-}" ]; then
+	make -s -C "$TOP/exporter" >&2 || die "make -C exporter failed"
 fi
 for f in "$exporter" "$unit" "$prom_config" "$user_data"; do
 	[ -f "$f" ] || die "missing $f"
