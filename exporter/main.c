@@ -373,18 +373,19 @@ static int metrics_body(void *userdata, char **ret_body, size_t *ret_len)
 	return 0;
 }
 
-static int load_config(const char *path, struct config **ret)
+/* Loads the config (the defaults without a path); *ret_error says why not (caller frees). */
+static int load_config(const char *path, struct config **ret, char **ret_error)
 {
-	_cleanup_free_ char *err = NULL;
 	int r;
 
+	*ret_error = NULL;
 	if (!path) {
 		*ret = config_new_default();
 		return *ret ? 0 : -ENOMEM;
 	}
-	r = config_load(path, ret, &err);
-	if (r < 0)
-		log_error("bad config: %s", err ? err : strerror(-r));
+	r = config_load(path, ret, ret_error);
+	if (r < 0 && !*ret_error && asprintf(ret_error, "%s: %s", path, strerror(-r)) < 0)
+		*ret_error = NULL;
 	return r;
 }
 
@@ -424,14 +425,16 @@ static void serve(struct collector *c, const struct args *a)
 		if (sig < 0)
 			continue; /* EINTR */
 		if (sig == SIGHUP) {
+			_cleanup_free_ char *err = NULL;
 			struct config *cfg;
 
 			if (!a->config_file) {
 				log_info("SIGHUP: no --config.file to reload");
 				continue;
 			}
-			if (load_config(a->config_file, &cfg) < 0) {
-				log_warn("config reload failed; keeping the running config");
+			if (load_config(a->config_file, &cfg, &err) < 0) {
+				log_warn("config reload failed, keeping the running config: %s",
+					 err ? err : "out of memory");
 				continue;
 			}
 			collector_set_config(c, cfg);
@@ -482,8 +485,10 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (load_config(a.config_file, &cfg) < 0)
+	if (load_config(a.config_file, &cfg, &err) < 0) {
+		log_error("bad config: %s", err ? err : "out of memory");
 		goto fail;
+	}
 
 	r = pagecache_probe_default(&pc);
 	if (r < 0)
