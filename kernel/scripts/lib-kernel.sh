@@ -118,10 +118,20 @@ prepare_tree() {
 		cd "$tree"
 		rm -f .applied
 		git am --abort >/dev/null 2>&1 || true
+		old=$(git rev-parse HEAD)
+		# Going back to base and applying the series again rewrites every file the
+		# series touches. Remember their mtimes, to give back those of the files whose
+		# content ends up unchanged: make then rebuilds only what the new series changes.
+		git diff --name-only -z base "$old" | xargs -0r stat -c '%.9Y %n' 2>/dev/null >.mtimes || true
 		git reset -q --hard base
 		if [ $# -gt 0 ]; then
 			git am -q --whitespace=nowarn "$@"
 		fi
+		git diff --name-only "$old" HEAD >.changed
+		while read -r mtime file; do
+			[ -e "$file" ] && ! grep -qxF "$file" .changed && touch -m -d "@$mtime" "$file"
+		done <.mtimes
+		rm -f .mtimes .changed
 		echo "$want" >.applied
 	) >&2 || die "the series does not apply on $(basename "$KERNEL_TARBALL")"
 }
