@@ -207,8 +207,11 @@ static int scan_files(struct scan *s, int dirfd, struct snap_cgroup *cg)
 		}
 	}
 	s->scan_budget -= budget - s->files.budget;
-	if (s->files.timed_out) {
-		/* this cgroup's numbers are partial: leave them out rather than show too little */
+	/*
+	 * Cut by the clock, or max_files_per_scan spent before this cgroup got any: its numbers
+	 * would be zeros that mean nothing, so leave them out (the skips are counted).
+	 */
+	if (s->files.timed_out || budget == 0) {
 		cg->scanned = false;
 		cg->c = (struct snap_counts){ 0 };
 		cg->files = cg->files_size = 0;

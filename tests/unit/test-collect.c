@@ -199,6 +199,30 @@ static void test_limits(void **state)
 	free(json);
 }
 
+/* Once max_files_per_scan is spent, the cgroups left get no cachestat series (not zeros). */
+static void test_scan_cap(void **state)
+{
+	char *json = config_for_b(", \"limits\": { \"max_files_per_scan\": 1 }");
+	struct collector *c = make(PAGECACHE_ABI_MAINLINE, json);
+	struct snapshot *s = NULL;
+	const struct snap_cgroup *a, *b, *sub;
+	bool fresh;
+
+	(void)state;
+	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	a = find(s, "/a");
+	b = find(s, "/b");
+	sub = find(s, "/b/sub");
+	/* whichever child came first got the one file; the others are left out */
+	assert_int_equal(a->scanned + b->scanned + sub->scanned, 1);
+	assert_int_equal(a->files + b->files, 1);
+	assert_false(sub->scanned);
+	assert_true(s->skipped[SKIP_LIMIT] > 0);
+	snapshot_unref(s);
+	collector_free(c);
+	free(json);
+}
+
 /* No cachestat: no cachestat numbers at all (never zeros), memory.stat still served. */
 static void test_abi_none(void **state)
 {
@@ -301,6 +325,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scan),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_scan_cap),
 		cmocka_unit_test(test_abi_none),
 		cmocka_unit_test(test_set_config),
 		cmocka_unit_test(test_shared_scan),
