@@ -72,6 +72,9 @@ static enum skip_reason skip_reason_of(int err)
 	case ENOTDIR:
 	case EISDIR:
 		return SKIP_NOT_REGULAR;
+	case EMFILE: /* RLIMIT_NOFILE: the scan goes on, one descriptor at a time */
+	case ENFILE:
+		return SKIP_LIMIT;
 	default:
 		return SKIP_ERROR;
 	}

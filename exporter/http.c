@@ -585,8 +585,9 @@ static int listen_on(const char *addr, char **ret_error)
 static struct MHD_Daemon *start_one(struct http_server *s, const struct http_options *o,
 				    int fd, const struct web_state *st)
 {
+	/* poll(), not select(): a descriptor past FD_SETSIZE must not drop a connection */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-			 MHD_USE_ERROR_LOG;
+			 MHD_USE_POLL | MHD_USE_ERROR_LOG;
 	struct MHD_OptionItem tls[5] = { { MHD_OPTION_END, 0, NULL } };
 	const struct webconfig *wc = st->wc;
 

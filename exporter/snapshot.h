@@ -17,7 +17,8 @@ enum skip_reason {
 	SKIP_EPERM,       /* open or cachestat refused */
 	SKIP_VANISHED,    /* gone between finding and opening it */
 	SKIP_NOT_REGULAR, /* socket, pipe, device, directory entry that is a symlink... */
-	SKIP_LIMIT,       /* over max_files_per_scan or max_files_per_cgroup */
+	SKIP_LIMIT,       /* over max_files_per_scan or max_files_per_cgroup, or no descriptor
+			     left (RLIMIT_NOFILE) */
 	SKIP_NOT_FOUND,   /* a configured path that does not exist */
 	SKIP_UNSUPPORTED, /* cachestat says EOPNOTSUPP (hugetlbfs) */
 	SKIP_ERROR,       /* any other error */

@@ -72,18 +72,21 @@ stop_exporter() {
 	fi
 }
 
-# start_exporter ARGS...: starts on 127.0.0.1:$port and waits until it listens.
+# start_exporter ARGS...: starts on 127.0.0.1:$port and waits until it listens; the command
+# in the array wrap (if any) runs it.
+wrap=()
 start_exporter() {
 	stop_exporter
-	"$bin" --web.listen-address=127.0.0.1:$port --path.cgroupfs="$cg2" "$@" 2>"$log" &
+	"${wrap[@]}" "$bin" --web.listen-address=127.0.0.1:$port --path.cgroupfs="$cg2" "$@" 2>"$log" &
 	exporter_pid=$!
 	for _ in $(seq 100); do
 		grep -q 'listening on' "$log" 2>/dev/null && return 0
 		kill -0 "$exporter_pid" 2>/dev/null || break
 		sleep 0.05
 	done
-	echo "  exporter did not start:" && sed 's/^/  | /' "$log"
-	exporter_pid=
+	fail "the exporter did not start with: $*"
+	sed 's/^/  | /' "$log"
+	exporter_pid= wrap=()
 	return 1
 }
 
@@ -214,7 +217,7 @@ fi
 mkdir -p "$work/many"
 "$py" -c 'import os, sys
 for i in range(20000): open(os.path.join(sys.argv[1], "f%d" % i), "w").close()' "$work/many"
-printf '{ "cgroups": [ { "match": "*", "paths": ["%s"] } ] }\n' "$work/many" >"$work/slow.json"
+printf '{ "cgroups": [ { "match": "/", "paths": ["%s"] } ] }\n' "$work/many" >"$work/slow.json"
 burst() { # burst: 8 simultaneous scrapes, prints the status codes sorted
 	"$py" - "$port" <<'EOF'
 import sys, threading, urllib.request, urllib.error
@@ -453,6 +456,32 @@ else
 			pass "a file deep in the directory is reported by its path" || fail "deep file missing"
 		kill -0 "$exporter_pid" 2>/dev/null && pass "still running" || fail "the exporter died"
 	fi
+fi
+
+# ==== out of descriptors (RLIMIT_NOFILE) ====
+# A directory tree 12 levels deep needs two descriptors a level to walk; with 16 in all, the
+# walk runs out: what it cannot open is skipped for the limit, and the exporter keeps serving.
+d=$work/deep
+for i in $(seq 12); do d=$d/l$i; done
+mkdir -p "$d"
+d=$work/deep
+for i in $(seq 12); do d=$d/l$i; echo x >"$d/f"; done
+chmod -R a+rX "$work/deep"
+printf '{ "cgroups": [ { "match": "/", "paths": ["%s"] } ] }\n' "$work/deep" >"$work/deep.json"
+if ! command -v prlimit >/dev/null; then
+	skip "RLIMIT_NOFILE: prlimit (util-linux) not installed"
+elif wrap=(prlimit --nofile=16:16) && start_exporter --config.file="$work/deep.json"; then
+	wrap=()
+	codes=
+	for _ in 1 2 3; do
+		codes="$codes$(curl -s -m 20 -o "$work/deep.prom" -w '%{http_code}' "$base/metrics") "
+	done
+	eq "scrapes answered with 16 descriptors" "$codes" "200 200 200 "
+	n=$(sed -n 's/^cachestat_files_skipped_total{reason="limit"} //p' "$work/deep.prom")
+	[ "${n:-0}" -gt 0 ] && pass "files out of descriptors are skipped for the limit ($n)" ||
+		fail "no skipped{reason=limit} out of descriptors: '$n'"
+	kill -0 "$exporter_pid" 2>/dev/null && pass "still running out of descriptors" ||
+		fail "the exporter died out of descriptors"
 fi
 
 stop_exporter
