@@ -297,7 +297,7 @@ static void test_shared_scan(void **state)
 	write_file("a/cgroup.procs", "");
 	c = make(PAGECACHE_ABI_MAINLINE, json);
 	fake_calls = 0;
-	fake_delay_ms = 50; /* 5 files: a scan of 250 ms */
+	fake_delay_ms = 100; /* 5 files: a scan of half a second, long enough under load */
 	pthread_barrier_init(&start, NULL, 4);
 	for (int i = 0; i < 4; i++) {
 		r[i] = (struct racer){ .c = c, .start = &start };
