@@ -7,6 +7,7 @@ export BUILD_ROOT
 SUITES = \
 	unit='$(MAKE) -s -C exporter test-unit' \
 	integration='tests/integration/run.sh' \
+	hardening='tests/integration/hardening.sh' \
 	dashboards='dashboards/check.sh' \
 	deploy='deploy/check.sh' \
 	kernel='kernel/scripts/test.sh' \

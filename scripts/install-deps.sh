@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian packages that every part of the project lists in its deps.txt.
+# Installs the Debian packages that every part of the project lists in a deps.txt (at any depth).
 # As root it runs apt-get; otherwise it prints the one command that would.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 
-mapfile -t wanted < <(cat "$top"/*/deps.txt "$top"/tests/*/deps.txt 2>/dev/null |
+mapfile -t wanted < <(find "$top" -name .git -prune -o -name deps.txt -print0 | xargs -0 cat |
 	sed -e 's/#.*//' -e 's/[[:space:]]\+/\n/g' | sed '/^$/d' | sort -u)
 
 missing=()
@@ -14,7 +14,7 @@ for pkg in "${wanted[@]}"; do
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
-cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}"
+cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ${missing[*]}"
 if [ "$(id -u)" -ne 0 ]; then
 	echo "missing packages; as root run:" >&2
 	echo "  $cmd" >&2
@@ -22,4 +22,4 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "installing: ${missing[*]}" >&2
 apt-get update -q >&2
-DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >&2
