@@ -21,34 +21,48 @@ if ! command -v "$CC" >/dev/null; then
 	exit 1
 fi
 
-# Per target: the modules it needs and the pkg-config packages they link.
-declare -A srcs=(
-	[webconfig]="webconfig.c"
-	[config]="config.c util.c"
-	[memstat]="memstat.c"
-	[label]="render.c snapshot.c pagecache.c memstat.c util.c"
-)
-declare -A pkgs=(
-	[webconfig]="yaml-0.1 gnutls libcrypt"
-	[config]="jansson"
-	[memstat]=""
-	[label]="jansson"
-)
-
+# The modules (every exporter source but main.c, or FUZZ_MODULES from the Makefile) are
+# built once with the fuzzer's instrumentation and linked into every target, with the
+# libraries of FUZZ_PKGS (pkg-config names; the Makefile passes its PKGS).
+if [ -n "${FUZZ_MODULES:-}" ]; then
+	modules=($FUZZ_MODULES)
+else
+	modules=()
+	for f in "$src"/*.c; do
+		m=${f##*/}
+		[ "$m" = main.c ] || modules+=("${m%.c}")
+	done
+fi
+pkgs=${FUZZ_PKGS:-libmicrohttpd jansson libcgroup yaml-0.1 gnutls libcrypt libcap-ng libseccomp}
 if [ $# -gt 0 ]; then targets=("$@"); else
 	targets=()
 	for f in "$here"/fuzz-*.c; do t=${f##*/fuzz-}; targets+=("${t%.c}"); done
 fi
 
-cflags="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I$src -I$src/build"
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+# shellcheck disable=SC2086
+cflags="-g -O1 -fno-omit-frame-pointer $san -I$src -I$src/build $(pkg-config --cflags $pkgs)"
+# shellcheck disable=SC2086
+libs="$(pkg-config --libs $pkgs) -lpthread"
 passed=0 failed=0
+objs=()
+mkdir -p "$out/obj"
+for m in "${modules[@]}"; do
+	o=$out/obj/$m.o
+	if [ ! -e "$o" ] || [ "$src/$m.c" -nt "$o" ] || [ -n "$(find "$src" -maxdepth 1 -name '*.h' -newer "$o")" ]; then
+		# shellcheck disable=SC2086
+		"$CC" $cflags -fsanitize=fuzzer-no-link -c -o "$o" "$src/$m.c" || {
+			echo "fuzz: $m.c does not build"
+			echo "0 passed, 1 failed"
+			exit 1
+		}
+	fi
+	objs+=("$o")
+done
 for t in "${targets[@]}"; do
 	bin="$out/fuzz-$t"
-	mods=()
-	for m in ${srcs[$t]:-}; do mods+=("$src/$m"); done
 	# shellcheck disable=SC2086
-	if ! "$CC" $cflags $(pkg-config --cflags ${pkgs[$t]} 2>/dev/null) -o "$bin" \
-		"$here/fuzz-$t.c" "${mods[@]}" $(pkg-config --libs ${pkgs[$t]} 2>/dev/null) -lpthread; then
+	if ! "$CC" $cflags -fsanitize=fuzzer -o "$bin" "$here/fuzz-$t.c" "${objs[@]}" $libs; then
 		echo "fuzz-$t: build failed"
 		failed=$((failed + 1))
 		continue
