@@ -389,10 +389,15 @@ static int load_config(const char *path, struct config **ret, char **ret_error)
 	return r;
 }
 
+/*
+ * One scan to stdout. Returns 0, -errno when no report could be printed, or -EAGAIN after
+ * printing one in which a collector failed: a person or a script running it by hand should
+ * not have to read the success series to learn that.
+ */
 static int run_once(struct collector *c, enum format format)
 {
 	struct snapshot *snap = NULL;
-	bool fresh;
+	bool fresh, failed = false;
 	int r;
 
 	r = collector_snapshot(c, &snap, &fresh);
@@ -402,11 +407,17 @@ static int run_once(struct collector *c, enum format format)
 	}
 	if (snap->problem)
 		log_warn("scan: %s", snap->problem);
+	for (int i = 0; i < _COLLECTOR_MAX; i++)
+		failed |= snap->collectors[i].reported && !snap->collectors[i].success;
 	r = format == FORMAT_JSON ? render_json(stdout, snap, &meta)
 				  : render_text(stdout, snap, &meta);
 	snapshot_unref(snap);
 	if (fflush(stdout) != 0 && r == 0)
 		r = -EIO;
+	if (r == 0 && failed) {
+		log_error("a collector failed; the report above is incomplete");
+		r = -EAGAIN;
+	}
 	return r;
 }
 

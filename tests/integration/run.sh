@@ -267,6 +267,12 @@ eq "--once json: cached bytes of the read file" "$(json_data_cached)" "$(roundup
 eq "--once json: files of the cgroup" \
 	"$(jq -r --arg c "$label" '.cgroups[] | select(.cgroup == $c) | .files' "$work/once.json")" 7
 
+# a scan that cannot run prints what it has and says so in its exit status
+"$bin" --once --path.cgroupfs="$work/no-such-cgroupfs" >"$work/fail.prom" 2>/dev/null
+eq "--once with a collector failing exits 1" "$?" 1
+check "--once still prints the report, with success 0" \
+	grep -q '^cachestat_scrape_collector_success{collector="memstat"} 0$' "$work/fail.prom"
+
 # ---- a bad config at start ----
 printf '{\n  "per_file_top": 3,\n  "limits": { "max_files_per_scan" 7 }\n}\n' >"$work/bad.json"
 "$bin" --once --path.cgroupfs="$cg2" --config.file="$work/bad.json" >/dev/null 2>"$work/bad.err"
