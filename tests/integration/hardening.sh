@@ -7,8 +7,9 @@
 #   TLS (curl --cacert), client certificates required (no certificate or one from another CA:
 #   the handshake fails), web config reload (new password, bad file kept out, new certificate);
 #   a bad web config at start; privileges after binding (uid, capabilities, no_new_privs,
-#   seccomp) with scrapes still answered;
-#   file safety: FIFOs, devices, symlink loops and symlinks out of a configured directory.
+#   seccomp) with scrapes still answered; --web.max-connections;
+#   file safety: FIFOs, devices, symlink loops and symlinks out of a configured directory;
+#   scrapes while cgroups and files come and go; a descriptor limit (RLIMIT_NOFILE) of 16.
 # Certificates are made at test time with openssl in a temporary directory.
 # Ends with "N passed, N failed" (", N skipped").
 set -uo pipefail
@@ -456,6 +457,69 @@ else
 			pass "a file deep in the directory is reported by its path" || fail "deep file missing"
 		kill -0 "$exporter_pid" 2>/dev/null && pass "still running" || fail "the exporter died"
 	fi
+fi
+
+# ==== --web.max-connections: the listener's own limit ====
+if start_exporter --web.max-connections=3 --web.max-connections-per-ip=0; then
+	"$py" - "$port" >"$work/maxconn.out" 2>&1 <<'EOF2'
+import socket, sys, time
+port = int(sys.argv[1])
+held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(3)]
+time.sleep(0.3)
+s = socket.create_connection(("127.0.0.1", port), timeout=5)
+s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+try:
+    r = s.recv(64)
+except OSError:
+    r = b""
+print("fourth", "answered" if r.startswith(b"HTTP/") else "refused")
+for h in held:
+    h.close()
+status = ""
+for _ in range(50):  # the server notices the closes within moments
+    time.sleep(0.1)
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    try:
+        status = s.recv(64).split(b"\r\n", 1)[0].decode()
+    except OSError:
+        status = ""
+    if status:
+        break
+print("after", status)
+EOF2
+	eq "past --web.max-connections a connection is refused" "$(sed -n 's/^fourth //p' "$work/maxconn.out")" refused
+	eq "once connections close, scrapes are answered again" "$(sed -n 's/^after //p' "$work/maxconn.out")" "HTTP/1.1 200 OK"
+fi
+
+# ==== scrapes while cgroups and files come and go ====
+# A short version of the load test: 20 clients for 6 s while churn.py makes and removes
+# cgroups with processes holding files (one deleted) and rewrites the assigned directory.
+if [ "$(id -u)" -ne 0 ] || ! mkdir "$cg2/cse-churn-$$" 2>/dev/null; then
+	skip "churn: needs a writable cgroup v2 at $cg2"
+elif ! cc -std=gnu11 -O2 -o "$work/loadclient" "$top/tests/load/loadclient.c" -lpthread; then
+	fail "tests/load/loadclient.c does not build"
+	rmdir "$cg2/cse-churn-$$"
+else
+	mkdir "$work/churn"
+	printf '{ "cgroups": [ { "match": "/cse-churn-%s/*", "paths": ["%s"] } ] }\n' "$$" "$work/churn" \
+		>"$work/churn.json"
+	if start_exporter --config.file="$work/churn.json" --web.max-requests=0; then
+		"$py" "$top/tests/load/churn.py" "$cg2/cse-churn-$$" "$work/churn" 9 >"$work/churn.out" 2>&1 &
+		churn=$!
+		sleep 1
+		"$work/loadclient" 127.0.0.1 "$port" /metrics 12 6 >"$work/client.out"
+		rc=$?
+		wait "$churn"
+		sed 's/^/  | /' "$work/client.out" "$work/churn.out"
+		[ "$rc" -eq 0 ] && grep -q ' errors=0 ' "$work/client.out" &&
+			pass "scrapes under cgroup and file churn: no error" || fail "errors under churn"
+		grep -q 'cgroups_removed=[1-9]' "$work/churn.out" && pass "cgroups were removed under the scans" ||
+			fail "churn did not run"
+		kill -0 "$exporter_pid" 2>/dev/null && pass "still running after the churn" ||
+			fail "the exporter died under churn"
+	fi
+	rmdir "$cg2/cse-churn-$$" 2>/dev/null
 fi
 
 # ==== out of descriptors (RLIMIT_NOFILE) ====
