@@ -74,6 +74,7 @@ scrape_job() { echo 'job=~"cachestat.*"'; }
 # Case 1: a process in cgroup A reads a 64 MiB file and keeps it open.
 case_1() {
 	local cg=e2e-1-A f=/scratch/e2e/1/data
+	until_true 10 "the exporter found the seed's cachestat ABI" 'cachestat_syscall_info{abi="seed"}' "v == 1"
 	g cgroup $cg && g mkfile $f 64 && g hold $cg $f || fail "workload setup"
 	until_true 60 "cached bytes of /$cg" "cachestat_cgroup_cached_bytes{cgroup=~\".*A\",cgroup=\"/$cg\"}" \
 		"v >= 0.95 * 64 * $MIB && v <= 1.05 * 64 * $MIB"
@@ -165,7 +166,7 @@ case_5() {
 	# Cgroups appear and vanish while the exporter scans; one of them is S2.
 	t0=$SECONDS
 	vm_ssh 'mkdir -p /scratch/e2e/5 && head -c 1M /dev/urandom >/scratch/e2e/5/small
-		for i in $(seq 40); do
+		for i in $(seq 15); do
 			e2e-guest cgroup e2e-5-churn-$i && e2e-guest hold e2e-5-churn-$i /scratch/e2e/5/small
 			sleep 0.3
 			e2e-guest remove e2e-5-churn-$i
