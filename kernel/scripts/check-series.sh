@@ -20,11 +20,15 @@ main() {
 	nok() { failed=$((failed + 1)); echo "FAIL: $*"; }
 
 	mkdir -p "$KROOT/logs" "$CCACHE_DIR"
+	# The build lock is held for the setup and for each build, not in between, so
+	# that build.sh callers get their (mostly cached) kernels while this runs.
 	exec 9>"$KROOT/lock"
-	if ! flock -n 9; then
+	lock() {
+		flock -n 9 && return
 		log "another kernel build is running; waiting for $KROOT/lock"
 		flock 9
-	fi
+	}
+	lock
 
 	mapfile -t patches < <(series_patches)
 	extra=()
@@ -36,6 +40,7 @@ main() {
 	prepare_tree "$base" "$tree"
 	# From here on the tree no longer matches what prepare_tree recorded.
 	rm -f "$tree/.applied"
+	flock -u 9
 
 	for p in "${patches[@]}" "${extra[@]}"; do
 		name=${p#"$KERNEL_DIR"/patches/}
@@ -57,6 +62,7 @@ main() {
 		fi
 		ok "git am $name"
 		[ $build -eq 1 ] || continue
+		lock
 		configure_tree "$tree" release.config
 		start=$(date +%s)
 		if (make_bzimage "$tree" "$KROOT/logs/check-build.log") 2>/dev/null; then
@@ -65,6 +71,7 @@ main() {
 			nok "build after $name"
 			tail -n 30 "$KROOT/logs/check-build.log" | sed 's/^/    /'
 		fi
+		flock -u 9
 	done
 	echo "$passed passed, $failed failed"
 	[ $failed -eq 0 ]
