@@ -323,6 +323,9 @@ static int after_bind(void *userdata)
 			 res.changed_user ? a->user : "", kept[0] ? kept : "none");
 		if (missing[0])
 			log_info("capabilities not held (some files may be skipped): %s", missing);
+		if (res.stayed_root)
+			log_info("running as root: without CAP_SETUID and CAP_SETGID the uid cannot "
+				 "change to %s", a->user);
 	} else {
 		log_warn("--no-security.drop-privileges: keeping every privilege");
 	}

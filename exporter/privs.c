@@ -58,6 +58,12 @@ static int lookup_user(const char *user, uid_t *ret_uid, gid_t *ret_gid)
 		*ret_gid = res->pw_gid;
 		return 0;
 	}
+	if (strcmp(user, "nobody") == 0) {
+		/* a minimal container image may have no passwd file: nobody's usual ids */
+		*ret_uid = 65534;
+		*ret_gid = 65534;
+		return 0;
+	}
 	errno = 0;
 	n = strtoul(user, &end, 10);
 	if (errno || end == user || *end || n == 0 || n >= (unsigned long)(uid_t)-1)
@@ -83,6 +89,15 @@ int privs_drop(const char *user, struct privs_result *ret, char **ret_error)
 			res.kept |= 1u << i;
 		else
 			res.missing |= 1u << i;
+	}
+	/*
+	 * Root without CAP_SETUID and CAP_SETGID (a container given only the capabilities above)
+	 * cannot change its uid: it stays root with the reduced set.
+	 */
+	if (root && user && !(capng_have_capability(CAPNG_PERMITTED, CAP_SETUID) &&
+			      capng_have_capability(CAPNG_PERMITTED, CAP_SETGID))) {
+		res.stayed_root = true;
+		user = NULL;
 	}
 	if (root && user) {
 		r = lookup_user(user, &uid, &gid);

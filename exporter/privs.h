@@ -24,6 +24,7 @@
 
 struct privs_result {
 	bool changed_user;   /* setuid/setgid to the given user was done */
+	bool stayed_root;    /* root without CAP_SETUID/CAP_SETGID: the uid could not change */
 	unsigned kept;       /* bit i: privs_caps[i] kept */
 	unsigned missing;    /* bit i: privs_caps[i] wanted but not held at start */
 };
@@ -37,8 +38,9 @@ extern const struct privs_cap privs_caps[];
 extern const unsigned privs_n_caps;
 
 /*
- * Drops to the capabilities above. user (e.g. "nobody") is switched to when the process runs
- * as root; NULL keeps the uid. Returns 0, or -errno with *ret_error (caller frees).
+ * Drops to the capabilities above. user (e.g. "nobody"; if the system has no such name, uid
+ * and gid 65534) is switched to when the process runs as root and may change its uid; NULL
+ * keeps the uid. Returns 0, or -errno with *ret_error (caller frees).
  */
 int privs_drop(const char *user, struct privs_result *ret, char **ret_error);
 

@@ -419,6 +419,20 @@ elif start_exporter --security.seccomp; then
 	grep -q '^cachestat_scrape_collector_success{collector="cachestat"} 1' "$work/seccomp.prom" &&
 		pass "the cachestat collector succeeds under seccomp" ||
 		fail "cachestat collector failed under seccomp"
+	# root with only the four capabilities, as the Kubernetes DaemonSet runs it: no
+	# CAP_SETUID to become nobody, so it stays root with those four, and serves
+	if ! command -v setpriv >/dev/null; then
+		skip "root without CAP_SETUID: setpriv (util-linux) not installed"
+	elif wrap=(setpriv --bounding-set -all,+sys_ptrace,+dac_read_search,+fowner,+checkpoint_restore --) &&
+		start_exporter; then
+		wrap=()
+		eq "root without CAP_SETUID stays root" "$(awk '/^Uid:/ { print $2 }' /proc/$exporter_pid/status)" 0
+		eq "root without CAP_SETUID keeps the four capabilities" \
+			"$(awk '/^CapEff:/ { print $2 }' /proc/$exporter_pid/status)" 000001000008000c
+		eq "root without CAP_SETUID serves" "$(code "$base/metrics")" 200
+		grep -q 'without CAP_SETUID and CAP_SETGID' "$log" && pass "staying root is logged" ||
+			fail "staying root is not logged"
+	fi
 	if start_exporter --no-security.drop-privileges; then
 		eq "--no-security.drop-privileges keeps root" "$(awk '/^Uid:/ { print $2 }' /proc/$exporter_pid/status)" 0
 	fi
@@ -505,9 +519,12 @@ else
 	printf '{ "cgroups": [ { "match": "/cse-churn-%s/*", "paths": ["%s"] } ] }\n' "$$" "$work/churn" \
 		>"$work/churn.json"
 	if start_exporter --config.file="$work/churn.json" --web.max-requests=0; then
-		"$py" "$top/tests/load/churn.py" "$cg2/cse-churn-$$" "$work/churn" 9 >"$work/churn.out" 2>&1 &
+		"$py" "$top/tests/load/churn.py" "$cg2/cse-churn-$$" "$work/churn" 8 200 >"$work/churn.out" 2>&1 &
 		churn=$!
-		sleep 1
+		for _ in $(seq 100); do # until the churn proper starts
+			[ -n "$(ls "$cg2/cse-churn-$$")" ] && break
+			sleep 0.1
+		done
 		"$work/loadclient" 127.0.0.1 "$port" /metrics 12 6 >"$work/client.out"
 		rc=$?
 		wait "$churn"

@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: MIT
 """Churn files and cgroups under a running exporter, for a bounded time.
 
-    churn.py CGROUP_PARENT FILES_DIR SECONDS
+    churn.py CGROUP_PARENT FILES_DIR SECONDS [FILES]
 
 Keeps about 20 child cgroups of CGROUP_PARENT alive, each with a process holding a few files
-of FILES_DIR open (one of them deleted while open); every step it removes the oldest cgroup
+of FILES_DIR open (one of them deleted while open), over FILES (default 2000) files made first; every step it removes the oldest cgroup
 (process killed, cgroup removed) and makes a new one, and it creates, rewrites, renames and
 deletes files in FILES_DIR. CGROUP_PARENT may be "-" to churn files only. Prints what it did
 as key=value on exit. Nothing here leaves the machine.
@@ -18,8 +18,8 @@ import sys
 import time
 
 parent, files_dir, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+n_files = int(sys.argv[4]) if len(sys.argv) > 4 else 2000
 rng = random.Random(1)
-stop = time.monotonic() + seconds
 ops = {"cgroups_made": 0, "cgroups_removed": 0, "files_made": 0, "files_deleted": 0,
        "files_rewritten": 0, "files_renamed": 0}
 stopping = False
@@ -41,10 +41,11 @@ def make_file(name):
 
 
 live_files = []
-for i in range(2000):
+for i in range(n_files):
     make_file("f%d" % i)
     live_files.append("f%d" % i)
-next_file = 2000
+next_file = n_files
+stop = time.monotonic() + seconds  # the churn proper, after the files are made
 
 live = []  # (cgroup dir, Popen)
 serial = 0
@@ -97,7 +98,7 @@ try:
                 next_file += 1
                 make_file(name)
                 live_files.append(name)
-            elif op < 0.6 and len(live_files) > 500:
+            elif op < 0.6 and len(live_files) > n_files // 4:
                 name = live_files.pop(rng.randrange(len(live_files)))
                 os.unlink(os.path.join(files_dir, name))
                 ops["files_deleted"] += 1

@@ -104,7 +104,11 @@ if ! start_exporter "${flags[@]}"; then
 fi
 "$py" "$here/churn.py" "${cgparent:--}" "$work/files" $((seconds + 5)) >"$work/churn.out" 2>&1 &
 churn_pid=$!
-sleep 2
+for _ in $(seq 300); do # until the churn proper starts (its files are made first)
+	if [ -n "$cgparent" ]; then [ -n "$(ls "$cgparent")" ] && break; else
+		[ "$(ls "$work/files" | wc -l)" -ge 2000 ] && break; fi
+	sleep 0.1
+done
 echo "load: $clients clients for ${seconds}s on 127.0.0.1:$port, churn in ${cgparent:-files only}"
 "$out/loadclient" 127.0.0.1 "$port" /metrics "$clients" "$seconds" >"$work/client.out"
 client_rc=$?

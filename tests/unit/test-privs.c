@@ -128,6 +128,37 @@ static void test_drop_keep_uid(void **state)
 	assert_int_equal(in_child(child_drop_keep_uid), 0);
 }
 
+/* Root given only a few capabilities (a container's): it cannot become nobody, and stays. */
+static int child_root_without_setuid(void)
+{
+	struct privs_result res;
+	char *err = NULL;
+
+	capng_clear(CAPNG_SELECT_BOTH);
+	capng_updatev(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET,
+		      CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_FOWNER, -1);
+	if (capng_apply(CAPNG_SELECT_BOTH) < 0)
+		return 2;
+	if (privs_drop("nobody", &res, &err) != 0) {
+		fprintf(stderr, "privs_drop: %s\n", err ? err : "?");
+		return 3;
+	}
+	if (res.changed_user || !res.stayed_root || getuid() != 0)
+		return 4;
+	if (capng_get_caps_process() < 0 || !capng_have_capability(CAPNG_EFFECTIVE, CAP_FOWNER) ||
+	    capng_have_capability(CAPNG_PERMITTED, CAP_SETUID))
+		return 5;
+	return 0;
+}
+
+static void test_root_without_setuid(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(in_child(child_root_without_setuid), 0);
+}
+
 static int child_unknown_user(void)
 {
 	struct privs_result res;
@@ -235,6 +266,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_drop),
 		cmocka_unit_test(test_drop_keep_uid),
+		cmocka_unit_test(test_root_without_setuid),
 		cmocka_unit_test(test_unknown_user),
 		cmocka_unit_test(test_seccomp),
 	};
