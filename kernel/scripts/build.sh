@@ -66,6 +66,10 @@ main() {
 	rm -rf "$out"
 	mv "$tmp" "$out"
 	ln -sfn "$out" "$KROOT/$variant"
+	# Keep the three newest builds of the variant (a caller may still be booting an
+	# older one) and the newest logs.
+	ls -1dt "$KROOT/cache/$variant"-* | tail -n +4 | xargs -r rm -rf
+	ls -1t "$KROOT/logs/$variant"-*.log | tail -n +6 | xargs -r rm -f
 	log "$variant: built in $(( $(date +%s) - start )) s ($out)"
 	echo "$out/bzImage"
 }
