@@ -136,7 +136,9 @@ for key in ("PrivateUsers", "ProtectProc", "ProcSubset"):
         problems.append("%s would hide other users' processes or void the capabilities" % key)
 check("unit sets nothing that blinds the exporter", problems)
 filters = settings.get("SystemCallFilter", [])
-allow = [f for f in filters if not f.startswith("~")]
+# The first SystemCallFilter= sets the mode: after a deny list, lines without "~" only take
+# syscalls back out of it; after an allow list, every line without "~" is part of the allow list.
+allow = [f for f in filters if not f.startswith("~")] if filters and not filters[0].startswith("~") else []
 problems = ["allow list %r without cachestat: syscall 451 would fail with ENOSYS" % f
             for f in allow if "cachestat" not in f.split()]
 if not filters:
