@@ -139,9 +139,9 @@ static void bench_sparse(const char *dir, int argc, char **argv)
 		exit(1);
 	}
 	t_cs = time_cachestat(fd, 0, 5, &cached);
-	printf("# sparse 2 TB: cachestat %.6f s (%llu pages cached)\n", t_cs,
+	printf("# sparse 2 TB: cachestat %.9f s (%llu pages cached)\n", t_cs,
 	       (unsigned long long)cached);
-	printf("bench: sparse_2tb_cachestat_s %.6f\n", t_cs);
+	printf("bench: sparse_2tb_cachestat_s %.9f\n", t_cs);
 
 	for (i = 0; i < n; i++) {
 		len = strtoull(gbs[i], NULL, 10) << 30;
