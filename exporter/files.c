@@ -111,7 +111,8 @@ static int open_file(int dirfd, const char *name, int extra)
  * deduplicated it already) and visits it. The descriptor is closed before returning.
  */
 static int visit_file(struct files_ctx *ctx, int dirfd, const char *name, int extra,
-		      const struct stat *expect, const char *path, const char *proc_link)
+		      const struct stat *expect, const char *path, const char *proc_link,
+		      bool map_files)
 {
 	_cleanup_close_ int fd = -1;
 	struct files_entry e;
@@ -119,6 +120,8 @@ static int visit_file(struct files_ctx *ctx, int dirfd, const char *name, int ex
 
 	fd = open_file(dirfd, name, extra);
 	if (fd < 0) {
+		if (map_files && files_map_files_closed(errno))
+			return -EPERM;
 		skip(ctx, skip_reason_of(errno));
 		return 0;
 	}
@@ -149,18 +152,32 @@ static int visit_file(struct files_ctx *ctx, int dirfd, const char *name, int ex
 	return ctx->visit(ctx, &e);
 }
 
+bool files_map_files_closed(int err)
+{
+	/*
+	 * Following a map_files link needs CAP_CHECKPOINT_RESTORE (or CAP_SYS_ADMIN) in the
+	 * initial user namespace: without it, listing the directory still works but every stat
+	 * or open of an entry fails with EPERM. Not being allowed to read one file is EACCES,
+	 * and the ptrace check on the process fails the directory itself.
+	 */
+	return err == EPERM;
+}
+
 /*
  * Visits the file behind a proc link (an fd or map_files entry). The link is stat()ed first: a
  * device must never be opened (opening some, like a watchdog, has effects), and a file seen
- * already is not opened again.
+ * already is not opened again. With map_files set, an error that means the directory is closed
+ * to us is returned (-EPERM) rather than counted, so that the caller reads maps instead.
  */
 static int visit_proc_link(struct files_ctx *ctx, int dirfd, const char *name,
-			   const char *proc_link)
+			   const char *proc_link, bool map_files)
 {
 	struct stat st;
 	int r;
 
 	if (fstatat(dirfd, name, &st, 0) < 0) {
+		if (map_files && files_map_files_closed(errno))
+			return -EPERM;
 		skip(ctx, skip_reason_of(errno));
 		return 0;
 	}
@@ -173,7 +190,7 @@ static int visit_proc_link(struct files_ctx *ctx, int dirfd, const char *name,
 		return r;
 	if (!admit(ctx))
 		return 0;
-	return visit_file(ctx, dirfd, name, 0, &st, NULL, proc_link);
+	return visit_file(ctx, dirfd, name, 0, &st, NULL, proc_link, map_files);
 }
 
 /*
@@ -245,16 +262,20 @@ static bool procfs_is_ours(int procfs_fd)
 	return strcmp(buf, want) == 0;
 }
 
-/* Every entry of PID/SUB (fd or map_files). -errno when the directory cannot be opened. */
+/*
+ * Every entry of PID/SUB (fd or map_files). -errno when the directory cannot be opened, and
+ * -EPERM when map_files can be listed but its entries cannot be followed.
+ */
 static int scan_proc_dir(struct files_ctx *ctx, pid_t pid, const char *sub)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	_cleanup_close_ int pidfd = -1;
 	char rel[64], link[64 + 256 + 2];
+	bool map_files = strcmp(sub, "map_files") == 0;
 	struct dirent *de;
 	int fd;
 
-	if (strcmp(sub, "fd") == 0) {
+	if (!map_files) {
 		if (ctx->getfd == FILES_GETFD_UNKNOWN)
 			ctx->getfd = procfs_is_ours(ctx->procfs_fd) ? FILES_GETFD_YES : FILES_GETFD_NO;
 		if (ctx->getfd == FILES_GETFD_YES)
@@ -285,9 +306,9 @@ static int scan_proc_dir(struct files_ctx *ctx, pid_t pid, const char *sub)
 			if (r == -ENOSYS)
 				ctx->getfd = FILES_GETFD_NO;
 			if (r == -EPERM || r == -ENOSYS)
-				r = visit_proc_link(ctx, dirfd(d), de->d_name, link);
+				r = visit_proc_link(ctx, dirfd(d), de->d_name, link, false);
 		} else {
-			r = visit_proc_link(ctx, dirfd(d), de->d_name, link);
+			r = visit_proc_link(ctx, dirfd(d), de->d_name, link, map_files);
 		}
 		if (r < 0)
 			return r;
@@ -296,9 +317,9 @@ static int scan_proc_dir(struct files_ctx *ctx, pid_t pid, const char *sub)
 }
 
 /*
- * Where map_files is closed to us (it needs CAP_SYS_ADMIN), the file mappings come from
- * PID/maps: "start-end perms offset major:minor inode path". A mapping of a deleted file
- * cannot be reached that way; it is counted as vanished.
+ * Where map_files is closed to us (following its links needs CAP_CHECKPOINT_RESTORE), the file
+ * mappings come from PID/maps: "start-end perms offset major:minor inode path". A mapping of a
+ * deleted file cannot be reached that way; it is counted as vanished.
  */
 static int scan_maps(struct files_ctx *ctx, pid_t pid)
 {
@@ -360,7 +381,7 @@ static int scan_maps(struct files_ctx *ctx, pid_t pid)
 			return r;
 		if (!admit(ctx))
 			continue;
-		r = visit_file(ctx, AT_FDCWD, path, 0, &st, path, NULL);
+		r = visit_file(ctx, AT_FDCWD, path, 0, &st, path, NULL, false);
 		if (r < 0)
 			return r;
 	}
@@ -376,7 +397,16 @@ int files_scan_pid(struct files_ctx *ctx, pid_t pid)
 		return r;
 	if (r == -ENOENT || r == -ESRCH)
 		return 0; /* exited */
-	r = scan_proc_dir(ctx, pid, "map_files");
+	/*
+	 * map_files reaches mappings of deleted files too, but needs CAP_CHECKPOINT_RESTORE; the
+	 * capability is the same for every process, so once refused it is not tried again in
+	 * this scan.
+	 */
+	r = -EPERM;
+	if (!ctx->map_files_closed)
+		r = scan_proc_dir(ctx, pid, "map_files");
+	if (r == -EPERM)
+		ctx->map_files_closed = true;
 	if (r == -EPERM || r == -EACCES)
 		r = scan_maps(ctx, pid);
 	if (r == -ENOENT || r == -ESRCH)
@@ -512,7 +542,7 @@ static int walk_entry(struct files_ctx *ctx, int dirfd, const struct dirent *de,
 		return r;
 	/* O_NOFOLLOW: the entry may have been replaced by a symlink since readdir */
 	r = visit_file(ctx, dirfd, name, O_NOFOLLOW, root->d_ino_is_st_ino ? &expect : NULL,
-		       path->s, NULL);
+		       path->s, NULL, false);
 	pathbuf_pop(path, oldlen);
 	return r;
 }
@@ -563,7 +593,8 @@ static int scan_one_path(struct files_ctx *ctx, const char *name, bool nofollow)
 	if (S_ISREG(st.st_mode)) {
 		if (!admit(ctx))
 			return 0;
-		return visit_file(ctx, AT_FDCWD, name, nofollow ? O_NOFOLLOW : 0, NULL, name, NULL);
+		return visit_file(ctx, AT_FDCWD, name, nofollow ? O_NOFOLLOW : 0, NULL, name, NULL,
+				  false);
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		skip(ctx, SKIP_NOT_REGULAR);

@@ -37,6 +37,7 @@ enum files_getfd {
 struct files_ctx {
 	int procfs_fd;
 	enum files_getfd getfd; /* how open files of processes are reached */
+	bool map_files_closed;  /* map_files entries cannot be followed: mappings come from maps */
 	files_visit_fn visit;
 	void *userdata;
 
@@ -49,6 +50,13 @@ struct files_ctx {
 
 /* Monotonic clock in nanoseconds. */
 uint64_t files_now_ns(void);
+
+/*
+ * Whether err, from following an entry of /proc/PID/map_files, means that no entry can be
+ * followed (the file mappings are then read from /proc/PID/maps), rather than that this one
+ * file may not be read (which is counted as eperm).
+ */
+bool files_map_files_closed(int err);
 
 /* Open regular files and file mappings of one process. A process that exited is no error. */
 int files_scan_pid(struct files_ctx *ctx, pid_t pid);

@@ -13,9 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cap-ng.h>
 #include <cmocka.h>
 
 #include "files.h"
@@ -260,6 +263,88 @@ static void test_scan_own_pid(void **state)
 	close(fd_deleted);
 }
 
+/* Only EPERM says map_files is closed; an unreadable file or a gone process is counted. */
+static void test_map_files_closed(void **state)
+{
+	(void)state;
+	assert_true(files_map_files_closed(EPERM));
+	assert_false(files_map_files_closed(EACCES));
+	assert_false(files_map_files_closed(ENOENT));
+	assert_false(files_map_files_closed(ESRCH));
+	assert_false(files_map_files_closed(0));
+}
+
+#ifndef CAP_CHECKPOINT_RESTORE
+#define CAP_CHECKPOINT_RESTORE 40
+#endif
+
+/*
+ * The scan of a child's own pid without CAP_SYS_ADMIN and CAP_CHECKPOINT_RESTORE: map_files
+ * can be listed but its links not followed, so the mappings come from maps. Exit status 0 when
+ * a file mapped and no longer open (the child's copy of a.log) was counted and nothing skipped
+ * for eperm; the step that went wrong otherwise.
+ */
+static int child_scan_without_checkpoint_restore(void)
+{
+	struct files_ctx ctx;
+	struct seen s;
+	char p[300];
+	void *map;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/a.log", dir);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 2;
+	map = mmap(NULL, 100, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return 3;
+	capng_get_caps_process();
+	capng_update(CAPNG_DROP, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SYS_ADMIN);
+	capng_update(CAPNG_DROP, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_CHECKPOINT_RESTORE);
+	if (capng_apply(CAPNG_SELECT_CAPS) < 0)
+		return 4;
+	memset(&s, 0, sizeof(s));
+	ctx = (struct files_ctx){
+		.procfs_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC),
+		.visit = record,
+		.userdata = &s,
+		.budget = 1000,
+	};
+	if (ctx.procfs_fd < 0)
+		return 5;
+	if (files_scan_pid(&ctx, getpid()) != 0)
+		return 6;
+	if (!ctx.map_files_closed)
+		return 7;
+	if (!saw(&s, "/a.log"))
+		return 8;
+	if (ctx.skipped[SKIP_EPERM] != 0)
+		return 9;
+	/* a second process (here the same one) goes to maps straight away */
+	fileset_clear(&ctx.seen);
+	s.n = 0;
+	if (files_scan_pid(&ctx, getpid()) != 0 || !saw(&s, "/a.log"))
+		return 10;
+	return 0;
+}
+
+static void test_map_files_fallback(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(child_scan_without_checkpoint_restore());
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +354,8 @@ int main(void)
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_deadline),
 		cmocka_unit_test(test_scan_own_pid),
+		cmocka_unit_test(test_map_files_closed),
+		cmocka_unit_test(test_map_files_fallback),
 	};
 
 	return cmocka_run_group_tests_name("files", tests, setup, teardown);
