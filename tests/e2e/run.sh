@@ -287,7 +287,11 @@ declare -A names=(
 # On any exit: stop QEMU, count the cases that never ran as failed, print the summary.
 finish() {
 	trap - EXIT
-	vm_ssh 'journalctl -b --no-pager' >"$RUN/journal.log" 2>/dev/null || true
+	if vm_alive; then
+		vm_ssh 'journalctl -b --no-pager' >"$RUN/journal.log" 2>/dev/null
+		vm_ssh 'systemd-analyze; systemd-analyze blame | head -n 25; cloud-init analyze blame' \
+			>"$RUN/boot-analysis.log" 2>&1
+	fi
 	vm_stop
 	for n in $cases; do
 		case " $reported " in *" $n "*) continue ;; esac
