@@ -44,6 +44,7 @@ until_true() {
 			return 0
 		fi
 		[ "$SECONDS" -lt "$deadline" ] || fail "$what: after ${limit} s, $expr = '${v:-no data}' (want $cond)"
+		vm_alive || fail "QEMU exited (see $RUN/console.log)"
 		sleep 2
 	done
 }
@@ -139,7 +140,7 @@ case_3() {
 
 # Case 4: a deleted but open file counts; a file that only the config assigns to cgroup B counts for B.
 case_4() {
-	local cg=e2e-4-deleted f=/scratch/e2e/4/deleted-data b=e2e-config-B dir=/scratch/e2e-config-B
+	local cg=e2e-4-deleted f=/scratch/e2e/4/deleted-data b=e2e-4-B dir=/scratch/e2e-4-B
 	g cgroup $cg && g mkfile $f 8 && g hold $cg $f && vm_ssh "rm $f" || fail "workload setup"
 	until_true 60 "cached bytes of /$cg (file deleted)" "cachestat_cgroup_cached_bytes{cgroup=\"/$cg\"}" \
 		"v >= 0.95 * 8 * $MIB"
@@ -263,6 +264,8 @@ run_case() {
 	local n=$1 name=$2 start=$SECONDS rc log=$RUN/case-$1.log
 	( "case_$n" ) >"$log" 2>&1
 	rc=$?
+	# Whatever the outcome, the case's workloads must not weigh on the next one.
+	vm_ssh "for d in /sys/fs/cgroup/e2e-$n-*; do [ ! -d \"\$d\" ] || e2e-guest remove \"\${d##*/}\"; done" >>"$log" 2>&1
 	local took=$((SECONDS - start))
 	case $rc in
 	0) passed=$((passed + 1)); printf 'PASS %s %s (%d s)\n' "$n" "$name" "$took" ;;
