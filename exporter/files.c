@@ -26,7 +26,9 @@
 
 /*
  * O_NONBLOCK: a FIFO or a device that slipped past the type check must not hang the scan.
- * O_NOATIME: looking must not change the file (needs ownership or CAP_FOWNER, see open_file()).
+ * No O_NOATIME: open, fstat, cachestat and close never change atime (only reading the data or
+ * mapping it does, which the scan never does), and O_NOATIME would cost a permission check
+ * (ownership or CAP_FOWNER) on every file.
  */
 #define FILES_OPEN_FLAGS (O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
 
@@ -96,16 +98,6 @@ static bool admit(struct files_ctx *ctx)
 	return true;
 }
 
-static int open_file(int dirfd, const char *name, int extra)
-{
-	int fd = openat(dirfd, name, FILES_OPEN_FLAGS | O_NOATIME | extra);
-
-	/* O_NOATIME is refused with EPERM for files the caller does not own without CAP_FOWNER. */
-	if (fd < 0 && errno == EPERM)
-		fd = openat(dirfd, name, FILES_OPEN_FLAGS | extra);
-	return fd;
-}
-
 /*
  * Opens dirfd/name, checks it is the regular file expect describes (when given: the caller
  * deduplicated it already) and visits it. The descriptor is closed before returning.
@@ -118,7 +110,7 @@ static int visit_file(struct files_ctx *ctx, int dirfd, const char *name, int ex
 	struct files_entry e;
 	struct stat st;
 
-	fd = open_file(dirfd, name, extra);
+	fd = openat(dirfd, name, FILES_OPEN_FLAGS | extra);
 	if (fd < 0) {
 		if (map_files && files_map_files_closed(errno))
 			return -EPERM;
@@ -273,6 +265,7 @@ static int scan_proc_dir(struct files_ctx *ctx, pid_t pid, const char *sub)
 	char rel[64], link[64 + 256 + 2];
 	bool map_files = strcmp(sub, "map_files") == 0;
 	struct dirent *de;
+	size_t rel_len;
 	int fd;
 
 	if (!map_files) {
@@ -282,7 +275,9 @@ static int scan_proc_dir(struct files_ctx *ctx, pid_t pid, const char *sub)
 			pidfd = pidfd_open(pid, 0);
 	}
 
-	snprintf(rel, sizeof(rel), "%d/%s", (int)pid, sub);
+	rel_len = (size_t)snprintf(rel, sizeof(rel), "%d/%s/", (int)pid, sub);
+	memcpy(link, rel, rel_len);
+	rel[rel_len - 1] = '\0';
 	fd = openat(ctx->procfs_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -300,7 +295,8 @@ static int scan_proc_dir(struct files_ctx *ctx, pid_t pid, const char *sub)
 			continue;
 		if (ctx->timed_out)
 			break;
-		snprintf(link, sizeof(link), "%s/%s", rel, de->d_name);
+		/* "PID/SUB/" is in place: an entry costs a copy of its name, not a snprintf() */
+		memcpy(link + rel_len, de->d_name, strnlen(de->d_name, sizeof(de->d_name) - 1) + 1);
 		if (pidfd >= 0 && parse_fd(de->d_name, &target)) {
 			r = visit_getfd(ctx, pidfd, target, link);
 			if (r == -ENOSYS)

@@ -5,9 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t mix(uint64_t dev, uint64_t ino)
+/* Inodes per slot: a slot holds a bitmap of FILESET_SPAN neighbouring inode numbers. */
+#define FILESET_SPAN 64
+
+static uint64_t mix(uint64_t dev, uint64_t base)
 {
-	uint64_t x = ino ^ (dev * 0x9e3779b97f4a7c15ULL);
+	uint64_t x = base ^ (dev * 0x9e3779b97f4a7c15ULL);
 
 	/* splitmix64 finaliser */
 	x ^= x >> 30;
@@ -18,20 +21,20 @@ static uint64_t mix(uint64_t dev, uint64_t ino)
 	return x;
 }
 
-static bool slot_free(const struct fileset_key *k)
+static bool slot_free(const struct fileset_slot *k)
 {
-	return k->dev == 0 && k->ino == 0;
+	return k->bits == 0; /* a slot in use holds at least one inode */
 }
 
-/* The slot holding the pair, or the free slot where it would go. cap must be non-zero. */
-static struct fileset_key *find(const struct fileset *s, uint64_t dev, uint64_t ino)
+/* The slot holding (dev, base), or the free slot where it would go. cap must be non-zero. */
+static struct fileset_slot *find(const struct fileset *s, uint64_t dev, uint64_t base)
 {
-	size_t mask = s->cap - 1, i = (size_t)mix(dev, ino) & mask;
+	size_t mask = s->cap - 1, i = (size_t)mix(dev, base) & mask;
 
 	for (;;) {
-		struct fileset_key *k = &s->slots[i];
+		struct fileset_slot *k = &s->slots[i];
 
-		if (slot_free(k) || (k->dev == dev && k->ino == ino))
+		if (slot_free(k) || (k->dev == dev && k->base == base))
 			return k;
 		i = (i + 1) & mask;
 	}
@@ -39,7 +42,7 @@ static struct fileset_key *find(const struct fileset *s, uint64_t dev, uint64_t 
 
 static int grow(struct fileset *s)
 {
-	size_t ncap = s->cap ? s->cap * 2 : 1024;
+	size_t ncap = s->cap ? s->cap * 2 : 256;
 	struct fileset old = *s;
 
 	s->slots = calloc(ncap, sizeof(*s->slots));
@@ -50,56 +53,53 @@ static int grow(struct fileset *s)
 	s->cap = ncap;
 	for (size_t i = 0; i < old.cap; i++)
 		if (!slot_free(&old.slots[i]))
-			*find(s, old.slots[i].dev, old.slots[i].ino) = old.slots[i];
+			*find(s, old.slots[i].dev, old.slots[i].base) = old.slots[i];
 	free(old.slots);
 	return 0;
 }
 
 int fileset_add(struct fileset *s, uint64_t dev, uint64_t ino)
 {
-	struct fileset_key *k;
+	uint64_t base = ino / FILESET_SPAN, bit = 1ULL << (ino % FILESET_SPAN);
+	struct fileset_slot *k;
 
-	if (dev == 0 && ino == 0) {
-		if (s->has_zero)
-			return 0;
-		s->has_zero = true;
-		return 1;
-	}
 	/* Keep the load under 1/2 so probes stay short. */
-	if ((s->n + 1) * 2 > s->cap) {
+	if ((s->used + 1) * 2 > s->cap) {
 		int r = grow(s);
 
 		if (r < 0)
 			return r;
 	}
-	k = find(s, dev, ino);
-	if (!slot_free(k))
+	k = find(s, dev, base);
+	if (k->bits & bit)
 		return 0;
-	*k = (struct fileset_key){ .dev = dev, .ino = ino };
+	if (slot_free(k)) {
+		*k = (struct fileset_slot){ .dev = dev, .base = base };
+		s->used++;
+	}
+	k->bits |= bit;
 	s->n++;
 	return 1;
 }
 
 bool fileset_contains(const struct fileset *s, uint64_t dev, uint64_t ino)
 {
-	if (dev == 0 && ino == 0)
-		return s->has_zero;
 	if (s->cap == 0)
 		return false;
-	return !slot_free(find(s, dev, ino));
+	return find(s, dev, ino / FILESET_SPAN)->bits & (1ULL << (ino % FILESET_SPAN));
 }
 
 void fileset_clear(struct fileset *s)
 {
 	/* A big table left by one big cgroup would make clearing cost more than using it. */
-	if (s->cap > 4096 && s->n * 8 < s->cap) {
+	if (s->cap > 4096 && s->used * 8 < s->cap) {
 		fileset_done(s);
 		return;
 	}
-	if (s->n > 0)
+	if (s->used > 0)
 		memset(s->slots, 0, s->cap * sizeof(*s->slots));
 	s->n = 0;
-	s->has_zero = false;
+	s->used = 0;
 }
 
 void fileset_done(struct fileset *s)

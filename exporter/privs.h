@@ -9,8 +9,7 @@
  *   CAP_DAC_READ_SEARCH    open any file read-only and walk any directory: the files behind
  *                          those links, the config's paths, and the web config on reload.
  *   CAP_FOWNER             cachestat(2) answers EPERM unless the caller could write the file or
- *                          owns it (inode_owner_or_capable(): CAP_FOWNER); it also allows
- *                          O_NOATIME on others' files, so scans leave atime alone.
+ *                          owns it (inode_owner_or_capable(): CAP_FOWNER).
  *   CAP_CHECKPOINT_RESTORE /proc/PID/map_files (reaches mappings of deleted files); without it
  *                          the exporter reads /proc/PID/maps instead.
  * Everything else goes, from the effective, permitted, inheritable, ambient and bounding sets.

@@ -7,6 +7,8 @@
 # same question about warm files. Prints one table: the exporter's full scan (--once, and a
 # timed scrape of the daemon), the floor (open + cachestat + close over the same files, see
 # floor.c), vmtouch and fincore (both mincore-based), and the exporter's peak RSS.
+# BENCH_BASELINE=/path/to/another/cachestat_exporter adds its --once and scrape rows to the same
+# rounds, to compare two builds under the same load.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -15,6 +17,7 @@ BUILD_ROOT=${BUILD_ROOT:-/var/tmp/cachestat_exporter}
 n_cgroups=10 small_per_cgroup=10000 large_per_cgroup=10 held_small=1000
 small_max=8192 large_size=$((8 << 20))
 runs=${BENCH_RUNS:-7}
+base_bin=${BENCH_BASELINE:-}
 
 [ "$(id -u)" -eq 0 ] || { echo "bench-exporter: needs root (cgroups)" >&2; exit 1; }
 for t in vmtouch fincore python3 curl; do
@@ -24,6 +27,7 @@ done
 cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 [ -n "$cg2" ] || { echo "bench-exporter: no cgroup v2 mounted" >&2; exit 1; }
 [ -x "$bin" ] || make -s -C "$top/exporter"
+[ -z "$base_bin" ] || [ -x "$base_bin" ] || { echo "bench-exporter: $base_bin is not executable" >&2; exit 1; }
 
 # ---- the tree, cached under BUILD_ROOT by its parameters ----
 key=$(echo "$n_cgroups $small_per_cgroup $large_per_cgroup $small_max $large_size v1" | sha256sum | cut -c1-12)
@@ -56,12 +60,12 @@ fi
 work=$(mktemp -d /var/tmp/cse-bench.XXXXXX)
 parent=$cg2/cse-bench-$$
 holders=()
-daemon=
+daemon= base_daemon=
 cleanup() {
 	local p
-	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null
+	for p in $daemon $base_daemon; do kill "$p" 2>/dev/null; done
 	for p in "${holders[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${holders[@]}" $daemon; do while kill -0 "$p" 2>/dev/null; do sleep 0.05; done; done
+	for p in "${holders[@]}" $daemon $base_daemon; do while kill -0 "$p" 2>/dev/null; do sleep 0.05; done; done
 	for c in $(seq 0 $((n_cgroups - 1))); do rmdir "$parent/cg$c" 2>/dev/null || true; done
 	rmdir "$parent" 2>/dev/null || true
 	rm -rf "$work"
@@ -112,15 +116,27 @@ done
 # The build machine is shared (a kernel build may run beside), so wall time is noisy: the best
 # of the rounds and the CPU time (user + sys) are the steadier figures.
 cc -O2 -o "$work/floor" "$top/tests/bench/floor.c"
-port=
-for p in $(seq 29551 29650); do
-	[ -z "$(ss -Htln "sport = :$p")" ] && { port=$p; break; }
-done
-"$bin" --web.listen-address="127.0.0.1:$port" --path.cgroupfs="$parent" --config.file="$config" \
-	2>"$work/daemon.log" &
-daemon=$!
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/" >/dev/null && break; sleep 0.05; done
-curl -sf -o /dev/null "http://127.0.0.1:$port/metrics"   # first scrape: warm-up
+free_port() { # free_port FIRST: the first port from FIRST on that nothing listens on
+	local p
+	for p in $(seq "$1" $(($1 + 99))); do
+		[ -z "$(ss -Htln "sport = :$p")" ] && { echo "$p"; return; }
+	done
+	return 1
+}
+start_daemon() { # start_daemon BINARY PORT LOG: the pid in $started
+	"$1" --web.listen-address="127.0.0.1:$2" --path.cgroupfs="$parent" --config.file="$config" 2>"$3" &
+	started=$!
+	for _ in $(seq 100); do curl -sf "http://127.0.0.1:$2/" >/dev/null && break; sleep 0.05; done
+	curl -sf -o /dev/null "http://127.0.0.1:$2/metrics"   # first scrape: warm-up
+}
+port=$(free_port 29551)
+start_daemon "$bin" "$port" "$work/daemon.log"
+daemon=$started
+if [ -n "$base_bin" ]; then
+	base_port=$(free_port $((port + 1)))
+	start_daemon "$base_bin" "$base_port" "$work/base-daemon.log"
+	base_daemon=$started
+fi
 hz=$(getconf CLK_TCK)
 
 declare -A wall cpu
@@ -133,15 +149,23 @@ timed() { # timed NAME COMMAND...: appends "wall cpu" of one run; leaves peak RS
 	cpu[$name]+="$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') "
 	echo "$m" >>"$work/rss.$name"
 }
-daemon_cpu() { awk '{ print $14 + $15 }' "/proc/$daemon/stat"; }
+daemon_cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+scrape() { # scrape NAME PID PORT: appends the wall and CPU time of one scrape
+	local c0
+	c0=$(daemon_cpu "$2")
+	wall[$1]+="$(curl -sf -o /dev/null -w '%{time_total}' "http://127.0.0.1:$3/metrics") "
+	cpu[$1]+="$(awk -v a="$c0" -v b="$(daemon_cpu "$2")" -v hz="$hz" 'BEGIN { print (b - a) / hz }') "
+}
 for _ in $(seq "$runs"); do
 	timed floor "$work/floor" "$work/list"
 	wall[floor_loop]+="$(cut -d' ' -f2 "$work/floor.out") "
 	timed once "$bin" --once --path.cgroupfs="$parent" --config.file="$config"
 	wall[scan]+="$(awk '/^cachestat_scrape_collector_duration_seconds\{collector="cachestat"\}/ { print $2 }' "$work/once.out") "
-	c0=$(daemon_cpu)
-	wall[scrape]+="$(curl -sf -o /dev/null -w '%{time_total}' "http://127.0.0.1:$port/metrics") "
-	cpu[scrape]+="$(awk -v a="$c0" -v b="$(daemon_cpu)" -v hz="$hz" 'BEGIN { print (b - a) / hz }') "
+	scrape scrape "$daemon" "$port"
+	if [ -n "$base_bin" ]; then
+		timed base_once "$base_bin" --once --path.cgroupfs="$parent" --config.file="$config"
+		scrape base_scrape "$base_daemon" "$base_port"
+	fi
 	timed vmtouch vmtouch -q "$tree"
 	timed fincore sh -c "xargs -d '\n' -n 20000 fincore -b -n -o RES <'$work/list'"
 done
@@ -174,6 +198,10 @@ row "floor, its loop alone" '(timed inside)' floor_loop
 row "exporter, one scan" '`cachestat_exporter --once`' once
 row "exporter, its cachestat collector alone" '(cachestat_scrape_collector_duration_seconds)' scan
 row "exporter daemon, a scrape" '`curl /metrics`' scrape
+if [ -n "$base_bin" ]; then
+	row "baseline exporter, one scan" '`BENCH_BASELINE --once`' base_once
+	row "baseline daemon, a scrape" '`curl /metrics`' base_scrape
+fi
 row "vmtouch (mincore)" '`vmtouch -q TREE`' vmtouch
 row "fincore (mincore)" '`xargs fincore -b -n -o RES < LIST`' fincore
 echo

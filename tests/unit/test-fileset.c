@@ -24,7 +24,7 @@ static void test_add_twice(void **state)
 	fileset_done(&s);
 }
 
-/* (0, 0) is the free-slot marker inside the table: it must still work as a key. */
+/* (0, 0) is an ordinary key. */
 static void test_zero_pair(void **state)
 {
 	struct fileset s = { 0 };
@@ -57,12 +57,34 @@ static void test_many_and_clear(void **state)
 	fileset_done(&s);
 }
 
+/* Neighbouring inodes share a slot; every one of them is still a key of its own. */
+static void test_neighbours(void **state)
+{
+	struct fileset s = { 0 };
+
+	(void)state;
+	for (uint64_t i = 1000; i < 1128; i += 2)
+		assert_int_equal(fileset_add(&s, 2049, i), 1);
+	assert_int_equal(s.n, 64);
+	assert_true(s.used <= 3); /* 1000..1127 spans three blocks of 64 */
+	for (uint64_t i = 1000; i < 1128; i++)
+		assert_true(fileset_contains(&s, 2049, i) == (i % 2 == 0));
+	assert_false(fileset_contains(&s, 2050, 1000));
+	assert_int_equal(fileset_add(&s, 2049, 1001), 1);
+	assert_int_equal(fileset_add(&s, 2049, 1001), 0);
+	assert_int_equal(fileset_add(&s, 2049, UINT64_MAX), 1); /* the last bit of the last block */
+	assert_true(fileset_contains(&s, 2049, UINT64_MAX));
+	assert_false(fileset_contains(&s, 2049, UINT64_MAX - 1));
+	fileset_done(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_add_twice),
 		cmocka_unit_test(test_zero_pair),
 		cmocka_unit_test(test_many_and_clear),
+		cmocka_unit_test(test_neighbours),
 	};
 
 	return cmocka_run_group_tests_name("fileset", tests, NULL, NULL);
