@@ -98,6 +98,34 @@ static bool admit(struct files_ctx *ctx)
 	return true;
 }
 
+/* fstat()s an open descriptor: true for a regular file, else counts the skip. */
+static bool fstat_regular(struct files_ctx *ctx, int fd, struct stat *st)
+{
+	if (fstat_fd(fd, st) < 0) {
+		skip(ctx, SKIP_ERROR);
+		return false;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		skip(ctx, SKIP_NOT_REGULAR);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Adds a file to the cgroup's set and asks for a place in the budget: 1 when the file is new
+ * and may be looked at, 0 when it was counted already or may not be (then the skip is
+ * counted), or -ENOMEM.
+ */
+static int claim(struct files_ctx *ctx, const struct stat *st)
+{
+	int r = fileset_add(&ctx->seen, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+
+	if (r <= 0)
+		return r;
+	return admit(ctx) ? 1 : 0;
+}
+
 /*
  * Opens dirfd/name, checks it is the regular file expect describes (when given: the caller
  * deduplicated it already) and visits it. The descriptor is closed before returning.
@@ -118,14 +146,8 @@ static int visit_file(struct files_ctx *ctx, int dirfd, const char *name, int ex
 		return 0;
 	}
 	ctx->budget--;
-	if (fstat_fd(fd, &st) < 0) {
-		skip(ctx, SKIP_ERROR);
+	if (!fstat_regular(ctx, fd, &st))
 		return 0;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		skip(ctx, SKIP_NOT_REGULAR);
-		return 0;
-	}
 	if (expect) {
 		/* The fd number or the mapping was reused for another file since the stat. */
 		if (st.st_dev != expect->st_dev || st.st_ino != expect->st_ino) {
@@ -177,11 +199,9 @@ static int visit_proc_link(struct files_ctx *ctx, int dirfd, const char *name,
 		skip(ctx, SKIP_NOT_REGULAR);
 		return 0;
 	}
-	r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	r = claim(ctx, &st);
 	if (r <= 0)
 		return r;
-	if (!admit(ctx))
-		return 0;
 	return visit_file(ctx, dirfd, name, 0, &st, NULL, proc_link, map_files);
 }
 
@@ -205,22 +225,14 @@ static int visit_getfd(struct files_ctx *ctx, int pidfd, int targetfd, const cha
 		skip(ctx, errno == EBADF || errno == ESRCH ? SKIP_VANISHED : skip_reason_of(errno));
 		return 0;
 	}
-	if (fstat_fd(fd, &st) < 0) {
-		skip(ctx, SKIP_ERROR);
+	if (!fstat_regular(ctx, fd, &st))
 		return 0;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		skip(ctx, SKIP_NOT_REGULAR);
-		return 0;
-	}
 	/* an O_PATH descriptor cannot be asked about its pages: reopen it through proc */
 	if (fcntl(fd, F_GETFL) & O_PATH)
 		return -EPERM;
-	r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	r = claim(ctx, &st);
 	if (r <= 0)
 		return r;
-	if (!admit(ctx))
-		return 0;
 	ctx->budget--;
 	e = (struct files_entry){ .fd = fd, .st = &st, .proc_link = proc_link };
 	return ctx->visit(ctx, &e);
