@@ -69,37 +69,37 @@ static long fake_syscall(long nr, ...)
 	}
 }
 
-static void test_probe_seed(void **state)
+/*
+ * Probes a fake kernel that has cachestat: the ABI found, its name and the calls it took, then
+ * a call in that form fills the struct.
+ */
+static void probe_and_stat(enum fake_kernel fake, enum pagecache_abi want, const char *want_name,
+			   int want_calls)
 {
 	struct pagecache pc;
 	struct pagecache_cachestat cs;
 
-	(void)state;
-	kernel = FAKE_SEED;
+	kernel = fake;
 	calls = 0;
 	assert_int_equal(pagecache_probe(fake_syscall, 3, &pc), 0);
-	assert_int_equal(pc.abi, PAGECACHE_ABI_SEED);
-	assert_int_equal(calls, 1);
-	assert_string_equal(pagecache_abi_name(pc.abi), "seed");
+	assert_int_equal(pc.abi, want);
+	assert_int_equal(calls, want_calls);
+	assert_string_equal(pagecache_abi_name(pc.abi), want_name);
+	memset(&cs, 0, sizeof(cs));
 	assert_int_equal(pagecache_stat(&pc, 3, &cs), 0);
 	assert_memory_equal(&cs, &filled, sizeof(cs));
 }
 
+static void test_probe_seed(void **state)
+{
+	(void)state;
+	probe_and_stat(FAKE_SEED, PAGECACHE_ABI_SEED, "seed", 1);
+}
+
 static void test_probe_mainline(void **state)
 {
-	struct pagecache pc;
-	struct pagecache_cachestat cs;
-
 	(void)state;
-	kernel = FAKE_MAINLINE;
-	calls = 0;
-	assert_int_equal(pagecache_probe(fake_syscall, 3, &pc), 0);
-	assert_int_equal(pc.abi, PAGECACHE_ABI_MAINLINE);
-	assert_int_equal(calls, 2);
-	assert_string_equal(pagecache_abi_name(pc.abi), "mainline");
-	memset(&cs, 0, sizeof(cs));
-	assert_int_equal(pagecache_stat(&pc, 3, &cs), 0);
-	assert_memory_equal(&cs, &filled, sizeof(cs));
+	probe_and_stat(FAKE_MAINLINE, PAGECACHE_ABI_MAINLINE, "mainline", 2);
 }
 
 /* Some mainline versions check flags before reading the range. */
