@@ -186,15 +186,23 @@ cap_proof() {
 	chown -R 4242:4242 "$d/private"
 	chmod 0600 "$d/private"/*.dat
 	cat "$d/private"/*.dat >/dev/null
-	# The holder: fd 3 open on held.dat, mapped.dat mapped and then deleted.
+	# The holder: held.dat open, mapped.dat mapped (no descriptor kept) and then deleted.
 	(
 		echo "$BASHPID" >"$cg/cgroup.procs" &&
 			exec setpriv --reuid=4242 --regid=4242 --clear-groups /usr/bin/python3 -c '
-import mmap, os, sys, time
+import ctypes, os, sys, time
 d = sys.argv[1]
 held = open(d + "/held.dat", "rb")
-with open(d + "/mapped.dat", "rb") as f:
-    m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+# mmap(2) through libc: the mmap module keeps a dup of the descriptor, and the mapping
+# must be reachable only through map_files.
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+fd = os.open(d + "/mapped.dat", os.O_RDONLY)
+addr = libc.mmap(None, os.fstat(fd).st_size, 1, 1, fd, 0)  # PROT_READ, MAP_SHARED
+if addr in (None, ctypes.c_void_p(-1).value):
+    sys.exit("mmap: " + os.strerror(ctypes.get_errno()))
+os.close(fd)
 os.unlink(d + "/mapped.dat")
 print("ready", flush=True)
 time.sleep(120)
