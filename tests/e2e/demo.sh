@@ -10,6 +10,7 @@ source "$(dirname "$0")/lib.sh"
 source "$E2E_DIR/vm.sh"
 
 RUN=$E2E_ROOT/run-demo
+lock_run run-demo
 rm -rf "$RUN"
 mkdir -p "$RUN"
 trap vm_stop EXIT

@@ -311,6 +311,7 @@ finish() {
 	exit
 }
 
+lock_run run-e2e
 rm -rf "$RUN"
 mkdir -p "$RUN"
 suite_start=$SECONDS
