@@ -6,7 +6,7 @@
 #  - the dashboard follows the conventions (schemaVersion, uid, titles, descriptions, units,
 #    job/instance filters, $__rate_interval);
 #  - each of those checks can fail: broken copies of the dashboard and of the alerts must be rejected.
-# One line per check; the last line is "N passed, N failed". Exit status 1 if anything failed.
+# One line per check; the last line is "N passed, N failed, N skipped". Exit status 1 if anything failed.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,33 +15,7 @@ py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 tool=("$py" "$here/tools/dashtool.py")
 dashboard=$here/cachestat.json
-pass=0 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-ok() { echo "PASS: $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL: $1"; fail=$((fail + 1)); [ -s "$tmp/out" ] && sed 's/^/    /' "$tmp/out" | head -n 40; }
-# run NAME COMMAND...: passes when COMMAND succeeds.
-run() { local name=$1; shift; if "$@" >"$tmp/out" 2>&1; then ok "$name"; else ko "$name"; fi; }
-# reject NAME COMMAND...: passes when COMMAND fails (a broken input must be caught).
-reject() { local name=$1; shift; if "$@" >"$tmp/out" 2>&1; then ko "$name (the broken input was accepted)"; else ok "$name"; fi; }
-# tally COMMAND...: COMMAND prints PASS:/FAIL: lines itself; count them.
-tally() {
-	local line
-	"$@" >"$tmp/tally" 2>&1
-	local rc=$?
-	while IFS= read -r line; do
-		case $line in
-		PASS:*) echo "$line"; pass=$((pass + 1)) ;;
-		FAIL:*) echo "$line"; fail=$((fail + 1)) ;;
-		*) echo "    $line" ;;
-		esac
-	done <"$tmp/tally"
-	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL:' "$tmp/tally"; then
-		: >"$tmp/out"
-		ko "$* exited with status $rc"
-	fi
-}
+. "$here/../scripts/lib-check.sh"
 
 missing=()
 command -v promtool >/dev/null || missing+=("promtool (package prometheus)")
@@ -105,5 +79,4 @@ done
 "${tool[@]}" rulefile --dashboard "$tmp/broken.json" "$tmp/broken.yml" >/dev/null
 reject "promtool rejects a dashboard expression that does not parse" promtool check rules "$tmp/broken.yml"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

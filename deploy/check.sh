@@ -13,36 +13,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 unit=deploy/systemd/cachestat-exporter.service
-pass=0 fail=0 skip=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-ok() { echo "PASS: $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL: $1"; fail=$((fail + 1)); [ -s "$tmp/out" ] && sed 's/^/    /' "$tmp/out" | head -n 40; }
-skipped() { echo "SKIP: $1"; skip=$((skip + 1)); }
-run() { local name=$1; shift; if "$@" >"$tmp/out" 2>&1; then ok "$name"; else ko "$name"; fi; }
-# tally COMMAND...: COMMAND prints PASS:/FAIL: lines itself.
-tally() {
-	local line rc
-	"$@" >"$tmp/tally" 2>&1
-	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		PASS:*) echo "$line"; pass=$((pass + 1)) ;;
-		FAIL:*) echo "$line"; fail=$((fail + 1)) ;;
-		*) echo "    $line" ;;
-		esac
-	done <"$tmp/tally"
-	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL:' "$tmp/tally"; then
-		: >"$tmp/out"
-		ko "$1 ... exited with status $rc"
-	fi
-}
-finish() {
-	echo "$pass passed, $fail failed, $skip skipped"
-	[ "$fail" -eq 0 ]
-	exit
-}
+. scripts/lib-check.sh
 
 # Debian's Python, whose PyYAML is the one deps.txt installs (not whatever python3 is first in PATH).
 py=/usr/bin/python3
