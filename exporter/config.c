@@ -45,11 +45,6 @@ int config_path_is_glob(const char *path)
 	return strpbrk(path, "*?[") != NULL;
 }
 
-static void config_freep(struct config **c)
-{
-	config_free(*c);
-}
-
 /* Sets *ret_error to "SOURCE: " + the formatted text. Always returns -EINVAL. */
 __attribute__((format(printf, 3, 4))) static int fail(char **ret_error, const char *source,
 						      const char *fmt, ...)
@@ -181,6 +176,27 @@ static int parse_cgroup(json_t *e, size_t idx, struct config_cgroup *ret, const 
 	return 0;
 }
 
+/* The "cgroups" array into c. */
+static int parse_cgroups(json_t *v, struct config *c, const char *source, char **ret_error)
+{
+	json_t *e;
+	size_t i;
+	int r;
+
+	if (!json_is_array(v))
+		return fail(ret_error, source, "cgroups: must be an array");
+	c->cgroups = calloc(json_array_size(v) + 1, sizeof(*c->cgroups));
+	if (!c->cgroups)
+		return -ENOMEM;
+	json_array_foreach(v, i, e) {
+		c->n_cgroups = i + 1;
+		r = parse_cgroup(e, i, &c->cgroups[i], source, ret_error);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int config_parse(const char *buf, size_t len, const char *source, struct config **ret,
 		 char **ret_error)
 {
@@ -226,20 +242,9 @@ int config_parse(const char *buf, size_t len, const char *source, struct config 
 	}
 	v = json_object_get(root, "cgroups");
 	if (v) {
-		json_t *e;
-		size_t i;
-
-		if (!json_is_array(v))
-			return fail(ret_error, source, "cgroups: must be an array");
-		c->cgroups = calloc(json_array_size(v) + 1, sizeof(*c->cgroups));
-		if (!c->cgroups)
-			return -ENOMEM;
-		json_array_foreach(v, i, e) {
-			c->n_cgroups = i + 1;
-			r = parse_cgroup(e, i, &c->cgroups[i], source, ret_error);
-			if (r < 0)
-				return r;
-		}
+		r = parse_cgroups(v, c, source, ret_error);
+		if (r < 0)
+			return r;
 	}
 	*ret = TAKE_PTR(c);
 	return 0;

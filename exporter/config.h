@@ -45,5 +45,10 @@ int config_load(const char *path, struct config **ret, char **ret_error);
 
 void config_free(struct config *c);
 
+static inline void config_freep(struct config **c)
+{
+	config_free(*c);
+}
+
 /* True when pattern names characters that glob(3) expands. */
 int config_path_is_glob(const char *path);
