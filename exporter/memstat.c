@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 static const char *const key_names[_MEMSTAT_MAX] = {
 	[MEMSTAT_FILE] = "file",
 	[MEMSTAT_WORKINGSET_REFAULT_FILE] = "workingset_refault_file",
@@ -120,59 +122,63 @@ static int node_cmp(const void *a, const void *b)
 	return (x->node > y->node) - (x->node < y->node);
 }
 
+/* The N<node>=<value> words of the workingset_refault_file line, appended to *nodes. */
+static int parse_numa_line(struct span *line, struct memstat_node **nodes, size_t *n, size_t *cap)
+{
+	struct span w;
+
+	while (next_word(line, &w)) {
+		const char *eq = memchr(w.p, '=', (size_t)(w.end - w.p));
+		uint64_t node, v;
+
+		if (w.end - w.p < 3 || w.p[0] != 'N' || !eq)
+			return -EINVAL;
+		if (parse_u64(w.p + 1, eq, &node) < 0 || node > UINT32_MAX ||
+		    parse_u64(eq + 1, w.end, &v) < 0)
+			return -EINVAL;
+		if (*n == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 8;
+			struct memstat_node *t = realloc(*nodes, ncap * sizeof(*t));
+
+			if (!t)
+				return -ENOMEM;
+			*nodes = t;
+			*cap = ncap;
+		}
+		(*nodes)[(*n)++] = (struct memstat_node){ .node = (unsigned)node,
+							  .workingset_refault_file = v };
+	}
+	return *n == 0 ? -EINVAL : 0;
+}
+
 int memstat_parse_numa(const char *buf, size_t len, struct memstat_numa *ret)
 {
-	struct memstat_node *nodes = NULL;
+	_cleanup_free_ struct memstat_node *nodes = NULL;
 	size_t n = 0, cap = 0;
 	const char *pos = buf, *end = buf + len;
 	struct span line;
+	int r;
 
 	while (next_line(&pos, end, &line)) {
-		struct span key, w;
+		struct span key;
 
 		if (!next_word(&line, &key))
 			continue;
 		if (!word_is(&key, "workingset_refault_file"))
 			continue;
 		if (n > 0)
-			goto fail_inval; /* the key twice */
-		while (next_word(&line, &w)) {
-			const char *eq = memchr(w.p, '=', (size_t)(w.end - w.p));
-			uint64_t node, v;
-
-			if (w.end - w.p < 3 || w.p[0] != 'N' || !eq)
-				goto fail_inval;
-			if (parse_u64(w.p + 1, eq, &node) < 0 || node > UINT32_MAX ||
-			    parse_u64(eq + 1, w.end, &v) < 0)
-				goto fail_inval;
-			if (n == cap) {
-				size_t ncap = cap ? cap * 2 : 8;
-				struct memstat_node *t = realloc(nodes, ncap * sizeof(*t));
-
-				if (!t) {
-					free(nodes);
-					return -ENOMEM;
-				}
-				nodes = t;
-				cap = ncap;
-			}
-			nodes[n++] = (struct memstat_node){ .node = (unsigned)node,
-							    .workingset_refault_file = v };
-		}
-		if (n == 0)
-			goto fail_inval;
+			return -EINVAL; /* the key twice */
+		r = parse_numa_line(&line, &nodes, &n, &cap);
+		if (r < 0)
+			return r;
 	}
 	if (n > 1)
 		qsort(nodes, n, sizeof(*nodes), node_cmp);
 	for (size_t i = 1; i < n; i++)
 		if (nodes[i].node == nodes[i - 1].node)
-			goto fail_inval;
-	*ret = (struct memstat_numa){ .nodes = nodes, .n_nodes = n };
+			return -EINVAL;
+	*ret = (struct memstat_numa){ .nodes = TAKE_PTR(nodes), .n_nodes = n };
 	return 0;
-
-fail_inval:
-	free(nodes);
-	return -EINVAL;
 }
 
 void memstat_numa_done(struct memstat_numa *numa)
