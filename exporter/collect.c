@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,8 +12,7 @@
 
 #include "cgroups.h"
 #include "files.h"
-#include "memstat.h"
-#include "topn.h"
+#include "registry.h"
 #include "util.h"
 
 struct config_ref {
@@ -38,20 +36,6 @@ struct collector {
 	uint64_t skipped[_SKIP_MAX]; /* cumulative; under lock */
 };
 
-/* State of one scan. */
-struct scan {
-	const struct collector *c;
-	const struct config *cfg;
-	struct snapshot *snap;
-	size_t cap_cgroups;
-	int procfs_fd;
-	struct files_ctx files;
-	struct topn top;
-	uint64_t scan_budget;
-	struct snap_cgroup *cur; /* the cgroup being scanned */
-	double seconds[_COLLECTOR_MAX];
-};
-
 static void config_ref_drop(struct config_ref *r)
 {
 	if (r && --r->refs == 0) {
@@ -60,16 +44,38 @@ static void config_ref_drop(struct config_ref *r)
 	}
 }
 
-__attribute__((format(printf, 2, 3))) static void problem(struct scan *s, const char *fmt, ...)
+void scan_problem(struct collect_scan *scan, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (s->snap->problem)
+	if (scan->snap->problem)
 		return; /* the first one says most */
 	va_start(ap, fmt);
-	if (vasprintf(&s->snap->problem, fmt, ap) < 0)
-		s->snap->problem = NULL;
+	if (vasprintf(&scan->snap->problem, fmt, ap) < 0)
+		scan->snap->problem = NULL;
 	va_end(ap);
+}
+
+void scan_fail(struct collect_scan *scan, size_t idx)
+{
+	scan->snap->collectors[idx].success = false;
+}
+
+bool scan_active(const struct collect_scan *scan, const char *name, size_t *ret_idx)
+{
+	int i = registry_find(name);
+
+	if (i < 0 || !scan->active[i])
+		return false;
+	*ret_idx = (size_t)i;
+	return true;
+}
+
+void scan_file_counted(struct collect_scan *scan, const struct collect_file *f)
+{
+	for (size_t i = 0; i < registry_count(); i++)
+		if (scan->active[i] && registry_get(i)->file_counted)
+			registry_get(i)->file_counted(scan->state[i], f);
 }
 
 static double seconds_since(uint64_t start_ns)
@@ -77,189 +83,131 @@ static double seconds_since(uint64_t start_ns)
 	return (double)(files_now_ns() - start_ns) / 1e9;
 }
 
-/* files' visitor: one cachestat call per open file. */
-static int visit_file(struct files_ctx *fc, const struct files_entry *e)
+struct walk {
+	struct collect_scan *scan;
+	size_t cap_cgroups;
+};
+
+/* Room for one more cgroup in the snapshot; returns it, zeroed but for its name, or NULL. */
+static struct snap_cgroup *add_cgroup(struct walk *w, const char *label)
 {
-	struct scan *s = fc->userdata;
-	struct snap_cgroup *cg = s->cur;
-	struct pagecache_cachestat cs;
-	struct snap_counts c;
-	struct snap_file file;
-	uint64_t ps = (uint64_t)s->c->page_size;
+	struct snapshot *snap = w->scan->snap;
+	struct snap_cgroup *cg;
+
+	if (snap->n_cgroups == w->cap_cgroups) {
+		size_t ncap = w->cap_cgroups ? w->cap_cgroups * 2 : 64;
+		struct snap_cgroup *a = realloc(snap->cgroups, ncap * sizeof(*a));
+
+		if (!a)
+			return NULL;
+		snap->cgroups = a;
+		w->cap_cgroups = ncap;
+	}
+	cg = &snap->cgroups[snap->n_cgroups];
+	*cg = (struct snap_cgroup){ .name = strdup(label) };
+	if (!cg->name)
+		return NULL;
+	snap->n_cgroups++;
+	return cg;
+}
+
+/* Runs every active collector over one cgroup: scan_cgroup (timed), then cgroup_done. */
+static int visit_cgroup(int dirfd, const char *label, void *userdata)
+{
+	struct walk *w = userdata;
+	struct collect_scan *scan = w->scan;
+	struct snap_cgroup *cg = add_cgroup(w, label);
+	size_t n = registry_count();
 	int r;
 
-	r = pagecache_stat(&s->c->pc, e->fd, &cs);
-	if (r < 0) {
-		fc->skipped[r == -EPERM	       ? SKIP_EPERM
-			    : r == -EOPNOTSUPP ? SKIP_UNSUPPORTED
-					       : SKIP_ERROR]++;
-		return 0;
-	}
-	c = (struct snap_counts){
-		.cached = cs.nr_cache * ps,
-		.dirty = cs.nr_dirty * ps,
-		.writeback = cs.nr_writeback * ps,
-		.evicted = cs.nr_evicted * ps,
-		.recently_evicted = cs.nr_recently_evicted * ps,
-	};
-	cg->c.cached += c.cached;
-	cg->c.dirty += c.dirty;
-	cg->c.writeback += c.writeback;
-	cg->c.evicted += c.evicted;
-	cg->c.recently_evicted += c.recently_evicted;
-	cg->files++;
-	cg->files_size += (uint64_t)e->st->st_size;
+	if (!cg)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct collector_def *def = registry_get(i);
+		uint64_t t = files_now_ns();
 
-	file = (struct snap_file){
-		.size = (uint64_t)e->st->st_size,
-		.c = c,
-		.dev = (uint64_t)e->st->st_dev,
-		.ino = (uint64_t)e->st->st_ino,
-	};
-	if (topn_wants(&s->top, &file)) {
-		file.path = files_entry_name(fc, e);
-		topn_offer(&s->top, &file);
+		if (!scan->active[i] || !def->scan_cgroup)
+			continue;
+		r = def->scan_cgroup(scan, i, scan->state[i], dirfd, cg);
+		scan->seconds[i] += seconds_since(t);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			scan_fail(scan, i);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct collector_def *def = registry_get(i);
+
+		if (!scan->active[i] || !def->cgroup_done)
+			continue;
+		r = def->cgroup_done(scan, i, scan->state[i], cg);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			scan_fail(scan, i);
 	}
 	return 0;
 }
 
-static int read_memstat(struct scan *s, int dirfd, struct snap_cgroup *cg)
+/* scan_begin of every enabled collector, in registry order. */
+static int scan_begin(struct collect_scan *scan, const struct collector_options *opts)
 {
-	_cleanup_free_ char *buf = NULL;
-	size_t len;
-	int r;
+	for (size_t i = 0; i < registry_count(); i++) {
+		const struct collector_def *def = registry_get(i);
+		int r = 1;
 
-	r = read_file_at(dirfd, "memory.stat", &buf, &len);
-	if (r == -ENOENT)
-		return 0; /* no memory controller here: the series are absent, not zero */
-	if (r < 0) {
-		problem(s, "reading %s/memory.stat: %s", cg->name, strerror(-r));
-		return r;
-	}
-	r = memstat_parse(buf, len, &cg->memstat);
-	if (r < 0) {
-		problem(s, "parsing %s/memory.stat: %s", cg->name, strerror(-r));
-		return r;
-	}
-	cg->has_memstat = true;
-	free(buf);
-	buf = NULL;
-
-	r = read_file_at(dirfd, "memory.numa_stat", &buf, &len);
-	if (r == -ENOENT)
-		return 0; /* a kernel without NUMA */
-	if (r < 0) {
-		problem(s, "reading %s/memory.numa_stat: %s", cg->name, strerror(-r));
-		return r;
-	}
-	r = memstat_parse_numa(buf, len, &cg->numa);
-	if (r < 0)
-		problem(s, "parsing %s/memory.numa_stat: %s", cg->name, strerror(-r));
-	return r;
-}
-
-static int scan_files(struct scan *s, int dirfd, struct snap_cgroup *cg)
-{
-	_cleanup_free_ pid_t *pids = NULL;
-	size_t n_pids = 0;
-	uint64_t budget;
-	int r;
-
-	budget = s->cfg->max_files_per_cgroup;
-	if (budget > s->scan_budget)
-		budget = s->scan_budget;
-	s->files.budget = budget;
-	s->cur = cg;
-	fileset_clear(&s->files.seen);
-
-	r = cgroups_read_procs(dirfd, &pids, &n_pids);
-	if (r == -ENOENT || r == -ENODEV)
-		return 0; /* removed meanwhile */
-	if (r == -EOPNOTSUPP) {
-		/* a threaded cgroup: its processes are listed by its domain */
-		pids = NULL;
-		n_pids = 0;
-		r = 0;
-	}
-	if (r < 0) {
-		problem(s, "reading %s/cgroup.procs: %s", cg->name, strerror(-r));
-		return r;
-	}
-	cg->scanned = true;
-	for (size_t i = 0; i < n_pids && !s->files.timed_out; i++) {
-		r = files_scan_pid(&s->files, pids[i]);
-		if (r < 0) {
-			problem(s, "scanning process %d of %s: %s", (int)pids[i], cg->name,
-				strerror(-r));
-			if (r == -ENOMEM)
-				return r;
-		}
-	}
-	for (size_t i = 0; i < s->cfg->n_cgroups && !s->files.timed_out; i++) {
-		const struct config_cgroup *cc = &s->cfg->cgroups[i];
-
-		if (fnmatch(cc->match, cg->name, FNM_PATHNAME) != 0)
+		if (!opts->enable[i])
 			continue;
-		for (size_t j = 0; j < cc->n_paths && !s->files.timed_out; j++) {
-			r = files_scan_path(&s->files, cc->paths[j]);
-			if (r == -ENOMEM)
-				return r;
-		}
+		if (def->scan_begin)
+			r = def->scan_begin(scan, i, &scan->state[i]);
+		if (r < 0)
+			return r;
+		scan->active[i] = r > 0;
+		scan->snap->collectors[i] = (struct snap_collector){
+			.enabled = r > 0, .reported = r > 0 && def->reported, .success = true
+		};
 	}
-	s->scan_budget -= budget - s->files.budget;
-	/*
-	 * Cut by the clock, or max_files_per_scan spent before this cgroup got any: its numbers
-	 * would be zeros that mean nothing, so leave them out (the skips are counted).
-	 */
-	if (s->files.timed_out || budget == 0) {
-		cg->scanned = false;
-		cg->c = (struct snap_counts){ 0 };
-		cg->files = cg->files_size = 0;
-		topn_done(&s->top);
-		return topn_init(&s->top, s->c->opts.enable[COLLECTOR_PERFILE] ? s->cfg->per_file_top : 0);
-	}
-	return topn_take(&s->top, &cg->top, &cg->n_top);
+	return 0;
 }
 
-static int visit_cgroup(int dirfd, const char *label, void *userdata)
+static void scan_end(struct collect_scan *scan)
 {
-	struct scan *s = userdata;
-	struct snap_cgroup *cg;
-	uint64_t t;
+	for (size_t i = 0; i < registry_count(); i++) {
+		if (!scan->active[i])
+			continue;
+		if (registry_get(i)->scan_end)
+			registry_get(i)->scan_end(scan, scan->state[i]);
+		scan->snap->collectors[i].seconds = scan->seconds[i];
+	}
+}
+
+/* A walk that could not be done fails every collector that takes part. */
+static void fail_all(struct collect_scan *scan)
+{
+	for (size_t i = 0; i < registry_count(); i++)
+		if (scan->active[i])
+			scan_fail(scan, i);
+}
+
+/* The walk over the cgroup tree: -ENOMEM, else 0 with what failed in the snapshot. */
+static int scan_walk(struct collect_scan *scan)
+{
+	struct walk w = { .scan = scan };
+	_cleanup_close_ int root = -1;
 	int r;
 
-	if (s->snap->n_cgroups == s->cap_cgroups) {
-		size_t ncap = s->cap_cgroups ? s->cap_cgroups * 2 : 64;
-		struct snap_cgroup *a = realloc(s->snap->cgroups, ncap * sizeof(*a));
-
-		if (!a)
-			return -ENOMEM;
-		s->snap->cgroups = a;
-		s->cap_cgroups = ncap;
+	root = open(scan->cgroupfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0) {
+		scan_problem(scan, "opening %s: %m", scan->cgroupfs);
+		fail_all(scan);
+		return 0;
 	}
-	cg = &s->snap->cgroups[s->snap->n_cgroups];
-	*cg = (struct snap_cgroup){ .name = strdup(label) };
-	if (!cg->name)
-		return -ENOMEM;
-	s->snap->n_cgroups++;
-
-	if (s->snap->collectors[COLLECTOR_MEMSTAT].enabled) {
-		t = files_now_ns();
-		r = read_memstat(s, dirfd, cg);
-		s->seconds[COLLECTOR_MEMSTAT] += seconds_since(t);
-		if (r == -ENOMEM)
-			return r;
-		if (r < 0)
-			s->snap->collectors[COLLECTOR_MEMSTAT].success = false;
-	}
-	if (s->snap->collectors[COLLECTOR_CACHESTAT].enabled && !s->files.timed_out) {
-		t = files_now_ns();
-		r = scan_files(s, dirfd, cg);
-		s->seconds[COLLECTOR_CACHESTAT] += seconds_since(t);
-		if (r == -ENOMEM)
-			return r;
-		if (r < 0)
-			s->snap->collectors[COLLECTOR_CACHESTAT].success = false;
+	r = cgroups_walk(root, visit_cgroup, &w);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		scan_problem(scan, "walking %s: %s", scan->cgroupfs, strerror(-r));
+		fail_all(scan);
 	}
 	return 0;
 }
@@ -274,82 +222,29 @@ static int cgroup_cmp(const void *a, const void *b)
 /* One scan. Always returns a snapshot unless memory runs out. */
 static struct snapshot *scan_run(struct collector *c, const struct config *cfg)
 {
-	struct scan s = { .c = c, .cfg = cfg, .procfs_fd = -1 };
-	_cleanup_close_ int root = -1;
-	bool cachestat;
+	_cleanup_(snapshot_unrefp) struct snapshot *snap = snapshot_new();
+	struct collect_scan scan = {
+		.cfg = cfg,
+		.pc = &c->pc,
+		.cgroupfs = c->cgroupfs,
+		.procfs = c->procfs,
+		.page_size = c->page_size,
+		.snap = snap,
+	};
 	int r;
 
-	s.snap = snapshot_new();
-	if (!s.snap)
+	if (!snap)
 		return NULL;
-	s.snap->abi = c->pc.abi;
-	cachestat = c->opts.enable[COLLECTOR_CACHESTAT] && c->pc.abi != PAGECACHE_ABI_NONE;
-	s.snap->collectors[COLLECTOR_CACHESTAT] = (struct snap_collector){
-		.enabled = cachestat, .reported = cachestat, .success = true
-	};
-	s.snap->collectors[COLLECTOR_MEMSTAT] = (struct snap_collector){
-		.enabled = c->opts.enable[COLLECTOR_MEMSTAT],
-		.reported = c->opts.enable[COLLECTOR_MEMSTAT],
-		.success = true,
-	};
-	s.snap->collectors[COLLECTOR_PERFILE] = (struct snap_collector){
-		.enabled = cachestat && c->opts.enable[COLLECTOR_PERFILE] && cfg->per_file_top > 0,
-	};
-
-	s.scan_budget = cfg->max_files_per_scan;
-	s.files = (struct files_ctx){
-		.procfs_fd = -1,
-		.visit = visit_file,
-		.userdata = &s,
-		.deadline_ns = files_now_ns() + (uint64_t)(cfg->max_scan_seconds * 1e9),
-	};
-	r = topn_init(&s.top, s.snap->collectors[COLLECTOR_PERFILE].enabled ? cfg->per_file_top : 0);
+	snap->abi = c->pc.abi;
+	r = scan_begin(&scan, &c->opts);
+	if (r == 0)
+		r = scan_walk(&scan);
+	scan_end(&scan);
 	if (r < 0)
-		goto fail;
-
-	s.files.procfs_fd = open(c->procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (s.files.procfs_fd < 0) {
-		problem(&s, "opening %s: %m", c->procfs);
-		s.snap->collectors[COLLECTOR_CACHESTAT].success = false;
-		s.snap->collectors[COLLECTOR_CACHESTAT].enabled = false;
-	}
-	root = open(c->cgroupfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0) {
-		problem(&s, "opening %s: %m", c->cgroupfs);
-		s.snap->collectors[COLLECTOR_CACHESTAT].success = false;
-		s.snap->collectors[COLLECTOR_MEMSTAT].success = false;
-	} else {
-		r = cgroups_walk(root, visit_cgroup, &s);
-		if (r == -ENOMEM)
-			goto fail;
-		if (r < 0) {
-			problem(&s, "walking %s: %s", c->cgroupfs, strerror(-r));
-			s.snap->collectors[COLLECTOR_CACHESTAT].success = false;
-			s.snap->collectors[COLLECTOR_MEMSTAT].success = false;
-		}
-	}
-	if (s.files.timed_out) {
-		problem(&s, "scan cut at limits.max_scan_seconds=%g; cgroups not reached have no cachestat series",
-			cfg->max_scan_seconds);
-		s.snap->collectors[COLLECTOR_CACHESTAT].success = false;
-	}
-	if (s.snap->n_cgroups > 1)
-		qsort(s.snap->cgroups, s.snap->n_cgroups, sizeof(*s.snap->cgroups), cgroup_cmp);
-	for (int i = 0; i < _COLLECTOR_MAX; i++)
-		s.snap->collectors[i].seconds = s.seconds[i];
-	memcpy(s.snap->skipped, s.files.skipped, sizeof(s.snap->skipped));
-
-	closep(&s.files.procfs_fd);
-	fileset_done(&s.files.seen);
-	topn_done(&s.top);
-	return s.snap;
-
-fail:
-	closep(&s.files.procfs_fd);
-	fileset_done(&s.files.seen);
-	topn_done(&s.top);
-	snapshot_unref(s.snap);
-	return NULL;
+		return NULL;
+	if (snap->n_cgroups > 1)
+		qsort(snap->cgroups, snap->n_cgroups, sizeof(*snap->cgroups), cgroup_cmp);
+	return TAKE_PTR(snap);
 }
 
 int collector_new(const struct collector_options *opts, const struct pagecache *pc,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * collect: one scan of the cgroup tree into a snapshot. Concurrent callers share the scan in
- * progress: the ones that arrive while it runs wait for it and get the same snapshot.
+ * collect: one scan of the cgroup tree into a snapshot, running the registered collectors
+ * (registry.h) over each cgroup. Concurrent callers share the scan in progress: the ones that
+ * arrive while it runs wait for it and get the same snapshot.
  * Never logs: what went wrong is in snapshot->problem and the collector success flags.
  */
 #pragma once
@@ -15,7 +16,7 @@
 struct collector_options {
 	const char *cgroupfs; /* the cgroup v2 mount to walk */
 	const char *procfs;
-	bool enable[_COLLECTOR_MAX];
+	bool enable[COLLECTORS_MAX]; /* by registry index */
 };
 
 struct collector;
@@ -35,3 +36,8 @@ void collector_set_config(struct collector *c, struct config *cfg);
 int collector_snapshot(struct collector *c, struct snapshot **ret, bool *ret_fresh);
 
 void collector_free(struct collector *c);
+
+static inline void collector_freep(struct collector **c)
+{
+	collector_free(*c);
+}

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "pagecache.h"
 #include "privs.h"
+#include "registry.h"
 #include "render.h"
 #include "util.h"
 #include "version.h"
@@ -39,10 +40,12 @@ struct args {
 	const char *config_file;
 	const char *cgroupfs;
 	bool cgroupfs_given;
+	char *cgroupfs_resolved; /* the mount walked: cgroupfs, or where cgroup v2 is */
 	const char *procfs;
-	bool enable[_COLLECTOR_MAX];
+	bool enable[COLLECTORS_MAX]; /* by registry index */
 	bool once;
 	enum format format;
+	bool format_given;
 	unsigned max_requests;
 	unsigned max_connections;
 	unsigned max_connections_per_ip;
@@ -55,7 +58,30 @@ struct args {
 static const struct render_meta meta = { .version = CACHESTAT_VERSION,
 					 .revision = CACHESTAT_REVISION };
 
-static void usage(FILE *f)
+static void args_init(struct args *a)
+{
+	*a = (struct args){
+		.telemetry_path = "/metrics",
+		.cgroupfs = DEFAULT_CGROUPFS,
+		.procfs = "/proc",
+		.max_requests = HTTP_DEFAULT_MAX_REQUESTS,
+		.max_connections = HTTP_DEFAULT_CONNECTION_LIMIT,
+		.max_connections_per_ip = HTTP_DEFAULT_PER_IP_LIMIT,
+		.connection_timeout = HTTP_DEFAULT_CONNECTION_TIMEOUT,
+		.user = "nobody",
+		.drop_privileges = true,
+	};
+	for (size_t i = 0; i < registry_count(); i++)
+		a->enable[i] = registry_get(i)->default_on;
+}
+
+static void args_done(struct args *a)
+{
+	free(a->listen);
+	free(a->cgroupfs_resolved);
+}
+
+static void usage_head(FILE *f)
 {
 	fprintf(f,
 		"usage: cachestat_exporter [FLAGS]\n"
@@ -77,24 +103,46 @@ static void usage(FILE *f)
 		"  --config.file=FILE         JSON config: paths per cgroup, per-file top N, limits\n"
 		"  --path.cgroupfs=DIR        cgroup v2 mount to walk (default " DEFAULT_CGROUPFS ",\n"
 		"                             or where cgroup v2 is mounted on a hybrid host)\n"
-		"  --path.procfs=DIR          procfs mount (default /proc)\n"
-		"  --[no-]collector.cachestat page cache of the files of each cgroup (default on)\n"
-		"  --[no-]collector.memstat   memory.stat and memory.numa_stat counters (default on)\n"
-		"  --[no-]collector.perfile   top files per cgroup (default on)\n"
-		"  --once                     scan once, print to stdout and exit\n"
-		"  --format=text|json         output of --once (default text)\n"
-		"  --log.level=LEVEL          debug, info, warn or error (default info)\n"
-		"  --security.user=USER       started as root, run as USER once listening\n"
-		"                             (default nobody), keeping only the capabilities\n"
-		"                             the scan needs\n"
-		"  --no-security.drop-privileges  keep every privilege (not recommended)\n"
-		"  --security.seccomp         refuse every system call the daemon does not make\n"
-		"  --version                  print the version and exit\n"
-		"  -h, --help                 this help\n"
-		"\n"
-		"SIGHUP reloads the config file; a bad file keeps the running config.\n",
+		"  --path.procfs=DIR          procfs mount (default /proc)\n",
 		HTTP_DEFAULT_MAX_REQUESTS, HTTP_DEFAULT_CONNECTION_LIMIT, HTTP_DEFAULT_PER_IP_LIMIT,
 		HTTP_DEFAULT_CONNECTION_TIMEOUT);
+}
+
+/* One line per registered collector, from the registry. */
+static void usage_collectors(FILE *f)
+{
+	for (size_t i = 0; i < registry_count(); i++) {
+		const struct collector_def *def = registry_get(i);
+		char flag[80];
+
+		snprintf(flag, sizeof(flag), "--[no-]collector.%s", def->name);
+		fprintf(f, "  %-26s%s%s (default %s)\n", flag, strlen(flag) > 26 ? "\n  " : " ",
+			def->help, def->default_on ? "on" : "off");
+	}
+}
+
+static void usage_tail(FILE *f)
+{
+	fputs("  --once                     scan once, print to stdout and exit\n"
+	      "  --format=text|json         output of --once (default text)\n"
+	      "  --log.level=LEVEL          debug, info, warn or error (default info)\n"
+	      "  --security.user=USER       started as root, run as USER once listening\n"
+	      "                             (default nobody), keeping only the capabilities\n"
+	      "                             the scan needs\n"
+	      "  --no-security.drop-privileges  keep every privilege (not recommended)\n"
+	      "  --security.seccomp         refuse every system call the daemon does not make\n"
+	      "  --version                  print the version and exit\n"
+	      "  -h, --help                 this help\n"
+	      "\n"
+	      "SIGHUP reloads the config file; a bad file keeps the running config.\n",
+	      f);
+}
+
+static void usage(FILE *f)
+{
+	usage_head(f);
+	usage_collectors(f);
+	usage_tail(f);
 }
 
 enum {
@@ -115,9 +163,49 @@ enum {
 	OPT_USER,
 	OPT_NO_DROP,
 	OPT_SECCOMP,
-	OPT_COLLECTOR_ON = 512,  /* + collector id */
-	OPT_COLLECTOR_OFF = 768, /* + collector id */
+	OPT_COLLECTOR_ON = 512,  /* + registry index */
+	OPT_COLLECTOR_OFF = 768, /* + registry index */
 };
+
+static const struct option fixed_options[] = {
+	{ "web.listen-address", required_argument, NULL, OPT_LISTEN },
+	{ "web.telemetry-path", required_argument, NULL, OPT_TELEMETRY },
+	{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
+	{ "web.max-requests", required_argument, NULL, OPT_MAX_REQUESTS },
+	{ "web.max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
+	{ "web.max-connections-per-ip", required_argument, NULL, OPT_MAX_CONNECTIONS_PER_IP },
+	{ "web.connection-timeout", required_argument, NULL, OPT_CONNECTION_TIMEOUT },
+	{ "security.user", required_argument, NULL, OPT_USER },
+	{ "no-security.drop-privileges", no_argument, NULL, OPT_NO_DROP },
+	{ "security.seccomp", no_argument, NULL, OPT_SECCOMP },
+	{ "config.file", required_argument, NULL, OPT_CONFIG },
+	{ "path.cgroupfs", required_argument, NULL, OPT_CGROUPFS },
+	{ "path.procfs", required_argument, NULL, OPT_PROCFS },
+	{ "once", no_argument, NULL, OPT_ONCE },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "log.level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "help", no_argument, NULL, 'h' },
+};
+
+/* The fixed flags, then --collector.NAME and --no-collector.NAME of every collector. */
+static const struct option *flag_table(void)
+{
+	static struct option opts[ELEMENTSOF(fixed_options) + 2 * COLLECTORS_MAX + 1];
+	static char names[2 * COLLECTORS_MAX][96];
+	size_t n = ELEMENTSOF(fixed_options);
+
+	memcpy(opts, fixed_options, sizeof(fixed_options));
+	for (size_t i = 0; i < registry_count(); i++) {
+		snprintf(names[2 * i], sizeof(names[0]), "collector.%s", registry_get(i)->name);
+		snprintf(names[2 * i + 1], sizeof(names[0]), "no-collector.%s", registry_get(i)->name);
+		opts[n++] = (struct option){ names[2 * i], no_argument, NULL, OPT_COLLECTOR_ON + (int)i };
+		opts[n++] = (struct option){ names[2 * i + 1], no_argument, NULL,
+					     OPT_COLLECTOR_OFF + (int)i };
+	}
+	opts[n] = (struct option){ 0 };
+	return opts;
+}
 
 /* A decimal count of at least min for flag; prints why not and returns -EINVAL. */
 static int parse_count(const char *flag, const char *s, unsigned min, unsigned *ret)
@@ -135,138 +223,155 @@ static int parse_count(const char *flag, const char *s, unsigned min, unsigned *
 	return 0;
 }
 
-/* Returns 0, 1 when the program should exit with success (help, version), -EINVAL. */
-static int parse_args(int argc, char **argv, struct args *a)
+/* The --web.* limits; -ENOENT when c is another flag. */
+static int parse_limit_flag(int c, const char *arg, struct args *a)
 {
-	static const struct option opts[] = {
-		{ "web.listen-address", required_argument, NULL, OPT_LISTEN },
-		{ "web.telemetry-path", required_argument, NULL, OPT_TELEMETRY },
-		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
-		{ "web.max-requests", required_argument, NULL, OPT_MAX_REQUESTS },
-		{ "web.max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
-		{ "web.max-connections-per-ip", required_argument, NULL, OPT_MAX_CONNECTIONS_PER_IP },
-		{ "web.connection-timeout", required_argument, NULL, OPT_CONNECTION_TIMEOUT },
-		{ "security.user", required_argument, NULL, OPT_USER },
-		{ "no-security.drop-privileges", no_argument, NULL, OPT_NO_DROP },
-		{ "security.seccomp", no_argument, NULL, OPT_SECCOMP },
-		{ "config.file", required_argument, NULL, OPT_CONFIG },
-		{ "path.cgroupfs", required_argument, NULL, OPT_CGROUPFS },
-		{ "path.procfs", required_argument, NULL, OPT_PROCFS },
-		{ "collector.cachestat", no_argument, NULL, OPT_COLLECTOR_ON + COLLECTOR_CACHESTAT },
-		{ "collector.memstat", no_argument, NULL, OPT_COLLECTOR_ON + COLLECTOR_MEMSTAT },
-		{ "collector.perfile", no_argument, NULL, OPT_COLLECTOR_ON + COLLECTOR_PERFILE },
-		{ "no-collector.cachestat", no_argument, NULL, OPT_COLLECTOR_OFF + COLLECTOR_CACHESTAT },
-		{ "no-collector.memstat", no_argument, NULL, OPT_COLLECTOR_OFF + COLLECTOR_MEMSTAT },
-		{ "no-collector.perfile", no_argument, NULL, OPT_COLLECTOR_OFF + COLLECTOR_PERFILE },
-		{ "once", no_argument, NULL, OPT_ONCE },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "log.level", required_argument, NULL, OPT_LOG_LEVEL },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
-	bool format_given = false;
-	int c;
-
-	a->listen = calloc((size_t)argc + 1, sizeof(*a->listen));
-	if (!a->listen)
-		return -ENOMEM;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_LISTEN:
-			a->listen[a->n_listen++] = optarg;
-			break;
-		case OPT_TELEMETRY:
-			a->telemetry_path = optarg;
-			break;
-		case OPT_WEB_CONFIG:
-			a->web_config_file = optarg;
-			break;
-		case OPT_CONFIG:
-			a->config_file = optarg;
-			break;
-		case OPT_MAX_REQUESTS:
-			if (parse_count("--web.max-requests", optarg, 0, &a->max_requests) < 0)
-				return -EINVAL;
-			break;
-		case OPT_MAX_CONNECTIONS:
-			if (parse_count("--web.max-connections", optarg, 1, &a->max_connections) < 0)
-				return -EINVAL;
-			break;
-		case OPT_MAX_CONNECTIONS_PER_IP:
-			if (parse_count("--web.max-connections-per-ip", optarg, 0,
-					&a->max_connections_per_ip) < 0)
-				return -EINVAL;
-			break;
-		case OPT_CONNECTION_TIMEOUT:
-			if (parse_count("--web.connection-timeout", optarg, 1, &a->connection_timeout) < 0)
-				return -EINVAL;
-			break;
-		case OPT_USER:
-			a->user = optarg;
-			break;
-		case OPT_NO_DROP:
-			a->drop_privileges = false;
-			break;
-		case OPT_SECCOMP:
-			a->seccomp = true;
-			break;
-		case OPT_CGROUPFS:
-			a->cgroupfs = optarg;
-			a->cgroupfs_given = true;
-			break;
-		case OPT_PROCFS:
-			a->procfs = optarg;
-			break;
-		case OPT_ONCE:
-			a->once = true;
-			break;
-		case OPT_FORMAT:
-			format_given = true;
-			if (strcmp(optarg, "text") == 0)
-				a->format = FORMAT_TEXT;
-			else if (strcmp(optarg, "json") == 0)
-				a->format = FORMAT_JSON;
-			else {
-				fprintf(stderr, "--format: want text or json, not \"%s\"\n", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_LOG_LEVEL:
-			if (log_set_level(optarg) < 0) {
-				fprintf(stderr, "--log.level: want debug, info, warn or error\n");
-				return -EINVAL;
-			}
-			break;
-		case OPT_VERSION:
-			printf("cachestat_exporter version %s (revision %s)\n", meta.version,
-			       meta.revision);
-			return 1;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			if (c >= OPT_COLLECTOR_OFF && c < OPT_COLLECTOR_OFF + _COLLECTOR_MAX)
-				a->enable[c - OPT_COLLECTOR_OFF] = false;
-			else if (c >= OPT_COLLECTOR_ON && c < OPT_COLLECTOR_ON + _COLLECTOR_MAX)
-				a->enable[c - OPT_COLLECTOR_ON] = true;
-			else {
-				usage(stderr);
-				return -EINVAL;
-			}
-		}
+	switch (c) {
+	case OPT_MAX_REQUESTS:
+		return parse_count("--web.max-requests", arg, 0, &a->max_requests);
+	case OPT_MAX_CONNECTIONS:
+		return parse_count("--web.max-connections", arg, 1, &a->max_connections);
+	case OPT_MAX_CONNECTIONS_PER_IP:
+		return parse_count("--web.max-connections-per-ip", arg, 0, &a->max_connections_per_ip);
+	case OPT_CONNECTION_TIMEOUT:
+		return parse_count("--web.connection-timeout", arg, 1, &a->connection_timeout);
+	default:
+		return -ENOENT;
 	}
+}
+
+/* --[no-]collector.NAME; -ENOENT when c is another flag. */
+static int parse_collector_flag(int c, struct args *a)
+{
+	size_t n = registry_count();
+
+	if (c >= OPT_COLLECTOR_OFF && c < OPT_COLLECTOR_OFF + (int)n)
+		a->enable[c - OPT_COLLECTOR_OFF] = false;
+	else if (c >= OPT_COLLECTOR_ON && c < OPT_COLLECTOR_ON + (int)n)
+		a->enable[c - OPT_COLLECTOR_ON] = true;
+	else
+		return -ENOENT;
+	return 0;
+}
+
+static int parse_format(const char *arg, struct args *a)
+{
+	a->format_given = true;
+	if (strcmp(arg, "text") == 0)
+		a->format = FORMAT_TEXT;
+	else if (strcmp(arg, "json") == 0)
+		a->format = FORMAT_JSON;
+	else {
+		fprintf(stderr, "--format: want text or json, not \"%s\"\n", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Flags that set a string or a switch; -ENOENT when c is another flag. */
+static int parse_plain_flag(int c, const char *arg, struct args *a)
+{
+	switch (c) {
+	case OPT_LISTEN:
+		a->listen[a->n_listen++] = arg;
+		return 0;
+	case OPT_TELEMETRY:
+		a->telemetry_path = arg;
+		return 0;
+	case OPT_WEB_CONFIG:
+		a->web_config_file = arg;
+		return 0;
+	case OPT_CONFIG:
+		a->config_file = arg;
+		return 0;
+	case OPT_USER:
+		a->user = arg;
+		return 0;
+	case OPT_NO_DROP:
+		a->drop_privileges = false;
+		return 0;
+	case OPT_SECCOMP:
+		a->seccomp = true;
+		return 0;
+	case OPT_CGROUPFS:
+		a->cgroupfs = arg;
+		a->cgroupfs_given = true;
+		return 0;
+	case OPT_PROCFS:
+		a->procfs = arg;
+		return 0;
+	case OPT_ONCE:
+		a->once = true;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+/* One flag. Returns 0, 1 when the program should exit with success (help, version), -EINVAL. */
+static int parse_flag(int c, const char *arg, struct args *a)
+{
+	int r;
+
+	switch (c) {
+	case OPT_FORMAT:
+		return parse_format(arg, a);
+	case OPT_LOG_LEVEL:
+		if (log_set_level(arg) < 0) {
+			fprintf(stderr, "--log.level: want debug, info, warn or error\n");
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_VERSION:
+		printf("cachestat_exporter version %s (revision %s)\n", meta.version, meta.revision);
+		return 1;
+	case 'h':
+		usage(stdout);
+		return 1;
+	}
+	r = parse_plain_flag(c, arg, a);
+	if (r == -ENOENT)
+		r = parse_limit_flag(c, arg, a);
+	if (r == -ENOENT)
+		r = parse_collector_flag(c, a);
+	if (r == -ENOENT) {
+		usage(stderr);
+		return -EINVAL;
+	}
+	return r;
+}
+
+/* What no single flag can tell. */
+static int check_args(int argc, char **argv, struct args *a)
+{
 	if (optind < argc) {
 		fprintf(stderr, "unexpected argument \"%s\"; see --help\n", argv[optind]);
 		return -EINVAL;
 	}
-	if (format_given && !a->once) {
+	if (a->format_given && !a->once) {
 		fprintf(stderr, "--format applies to --once only\n");
 		return -EINVAL;
 	}
 	if (a->n_listen == 0)
 		a->listen[a->n_listen++] = DEFAULT_LISTEN;
 	return 0;
+}
+
+/* Returns 0, 1 when the program should exit with success (help, version), -EINVAL, -ENOMEM. */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	const struct option *opts = flag_table();
+	int c, r;
+
+	a->listen = calloc((size_t)argc + 1, sizeof(*a->listen));
+	if (!a->listen)
+		return -ENOMEM;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		r = parse_flag(c, optarg, a);
+		if (r != 0)
+			return r;
+	}
+	return check_args(argc, argv, a);
 }
 
 /*
@@ -293,6 +398,28 @@ static char *resolve_cgroupfs(const struct args *a)
 	return strdup(a->cgroupfs);
 }
 
+/* Logs what privs_drop() kept and what it could not. */
+static void log_privs(const struct args *a, const struct privs_result *res)
+{
+	char kept[128] = "", missing[128] = "";
+
+	for (unsigned i = 0; i < privs_n_caps; i++) {
+		char *list = res->kept & (1u << i) ? kept : missing;
+
+		if (!(res->kept & (1u << i)) && !(res->missing & (1u << i)))
+			continue;
+		snprintf(list + strlen(list), sizeof(kept) - strlen(list), "%s%s",
+			 list[0] ? "," : "", privs_caps[i].name);
+	}
+	log_info("privileges dropped%s%s; capabilities kept: %s", res->changed_user ? ", running as " : "",
+		 res->changed_user ? a->user : "", kept[0] ? kept : "none");
+	if (missing[0])
+		log_info("capabilities not held (some files may be skipped): %s", missing);
+	if (res->stayed_root)
+		log_info("running as root: without CAP_SETUID and CAP_SETGID the uid cannot "
+			 "change to %s", a->user);
+}
+
 /*
  * Once the sockets are bound and before any thread starts: drop to the capabilities the scan
  * needs (and to --security.user when root), then the optional seccomp filter.
@@ -302,7 +429,6 @@ static int after_bind(void *userdata)
 	const struct args *a = userdata;
 	struct privs_result res;
 	_cleanup_free_ char *err = NULL;
-	char kept[128] = "", missing[128] = "";
 	int r;
 
 	if (a->drop_privileges) {
@@ -311,21 +437,7 @@ static int after_bind(void *userdata)
 			log_error("dropping privileges: %s", err ? err : strerror(-r));
 			return r;
 		}
-		for (unsigned i = 0; i < privs_n_caps; i++) {
-			char *list = res.kept & (1u << i) ? kept : missing;
-
-			if (!(res.kept & (1u << i)) && !(res.missing & (1u << i)))
-				continue;
-			snprintf(list + strlen(list), sizeof(kept) - strlen(list), "%s%s",
-				 list[0] ? "," : "", privs_caps[i].name);
-		}
-		log_info("privileges dropped%s%s; capabilities kept: %s", res.changed_user ? ", running as " : "",
-			 res.changed_user ? a->user : "", kept[0] ? kept : "none");
-		if (missing[0])
-			log_info("capabilities not held (some files may be skipped): %s", missing);
-		if (res.stayed_root)
-			log_info("running as root: without CAP_SETUID and CAP_SETGID the uid cannot "
-				 "change to %s", a->user);
+		log_privs(a, &res);
 	} else {
 		log_warn("--no-security.drop-privileges: keeping every privilege");
 	}
@@ -343,9 +455,9 @@ static int after_bind(void *userdata)
 static int metrics_body(void *userdata, char **ret_body, size_t *ret_len)
 {
 	struct collector *c = userdata;
-	struct snapshot *snap = NULL;
+	_cleanup_(snapshot_unrefp) struct snapshot *snap = NULL;
 	_cleanup_fclose_ FILE *f = NULL;
-	char *body = NULL;
+	_cleanup_free_ char *body = NULL;
 	size_t len = 0;
 	bool fresh;
 	int r;
@@ -358,20 +470,14 @@ static int metrics_body(void *userdata, char **ret_body, size_t *ret_len)
 	if (fresh && snap->problem)
 		log_warn("scan: %s", snap->problem);
 	f = open_memstream(&body, &len);
-	if (!f) {
-		r = -errno;
-		snapshot_unref(snap);
-		return r;
-	}
+	if (!f)
+		return -errno;
 	r = render_text(f, snap, &meta);
-	snapshot_unref(snap);
 	if (fclose(TAKE_PTR(f)) != 0 && r == 0)
 		r = -EIO;
-	if (r < 0) {
-		free(body);
+	if (r < 0)
 		return r;
-	}
-	*ret_body = body;
+	*ret_body = TAKE_PTR(body);
 	*ret_len = len;
 	return 0;
 }
@@ -399,7 +505,7 @@ static int load_config(const char *path, struct config **ret, char **ret_error)
  */
 static int run_once(struct collector *c, enum format format)
 {
-	struct snapshot *snap = NULL;
+	_cleanup_(snapshot_unrefp) struct snapshot *snap = NULL;
 	bool fresh, failed = false;
 	int r;
 
@@ -410,11 +516,10 @@ static int run_once(struct collector *c, enum format format)
 	}
 	if (snap->problem)
 		log_warn("scan: %s", snap->problem);
-	for (int i = 0; i < _COLLECTOR_MAX; i++)
+	for (size_t i = 0; i < registry_count(); i++)
 		failed |= snap->collectors[i].reported && !snap->collectors[i].success;
 	r = format == FORMAT_JSON ? render_json(stdout, snap, &meta)
 				  : render_text(stdout, snap, &meta);
-	snapshot_unref(snap);
 	if (fflush(stdout) != 0 && r == 0)
 		r = -EIO;
 	if (r == 0 && failed) {
@@ -460,106 +565,106 @@ static void serve(struct collector *c, const struct args *a)
 	}
 }
 
-int main(int argc, char **argv)
+/* Blocks the signals before any thread starts, so that only sigwaitinfo() sees them. */
+static void block_signals(void)
 {
-	struct args a = {
-		.telemetry_path = "/metrics",
-		.cgroupfs = DEFAULT_CGROUPFS,
-		.procfs = "/proc",
-		.enable = { true, true, true },
-		.max_requests = HTTP_DEFAULT_MAX_REQUESTS,
-		.max_connections = HTTP_DEFAULT_CONNECTION_LIMIT,
-		.max_connections_per_ip = HTTP_DEFAULT_PER_IP_LIMIT,
-		.connection_timeout = HTTP_DEFAULT_CONNECTION_TIMEOUT,
-		.user = "nobody",
-		.drop_privileges = true,
-	};
-	struct http_options ho;
-	struct collector_options co;
-	struct collector *c = NULL;
-	struct http_server *srv = NULL;
-	struct config *cfg = NULL;
-	struct pagecache pc;
-	_cleanup_free_ char *cgroupfs = NULL;
-	_cleanup_free_ char *err = NULL;
 	sigset_t set;
-	int r;
 
-	r = parse_args(argc, argv, &a);
-	if (r != 0) {
-		free(a.listen);
-		return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-	}
-
-	/* Block the signals before any thread starts, so that only sigwaitinfo() sees them. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
 
-	if (load_config(a.config_file, &cfg, &err) < 0) {
-		log_error("bad config: %s", err ? err : "out of memory");
-		goto fail;
-	}
+/* Which cachestat(2) the kernel has, said in the log. */
+static void probe_cachestat(const struct args *a, struct pagecache *ret)
+{
+	int cachestat = registry_find("cachestat");
+	int r;
 
-	r = pagecache_probe_default(&pc);
+	r = pagecache_probe_default(ret);
 	if (r < 0)
 		log_warn("cachestat probe failed (%s); assuming no cachestat", strerror(-r));
-	if (pc.abi == PAGECACHE_ABI_NONE && a.enable[COLLECTOR_CACHESTAT])
+	if (ret->abi == PAGECACHE_ABI_NONE && cachestat >= 0 && a->enable[cachestat])
 		log_warn("this kernel has no cachestat(2): serving memory.stat metrics only");
 	else
-		log_info("cachestat ABI: %s", pagecache_abi_name(pc.abi));
+		log_info("cachestat ABI: %s", pagecache_abi_name(ret->abi));
+}
 
-	cgroupfs = resolve_cgroupfs(&a);
-	if (!cgroupfs)
-		goto fail;
-	co = (struct collector_options){ .cgroupfs = cgroupfs, .procfs = a.procfs };
-	memcpy(co.enable, a.enable, sizeof(co.enable));
-	r = collector_new(&co, &pc, TAKE_PTR(cfg), &c);
+/* The config, the cachestat probe and the cgroup mount, into a collector. Logs why not. */
+static int make_collector(struct args *a, struct collector **ret)
+{
+	_cleanup_(config_freep) struct config *cfg = NULL;
+	_cleanup_free_ char *err = NULL;
+	struct collector_options co;
+	struct pagecache pc;
+	int r;
+
+	r = load_config(a->config_file, &cfg, &err);
 	if (r < 0) {
+		log_error("bad config: %s", err ? err : "out of memory");
+		return r;
+	}
+	probe_cachestat(a, &pc);
+	a->cgroupfs_resolved = resolve_cgroupfs(a);
+	if (!a->cgroupfs_resolved)
+		return -ENOMEM;
+	co = (struct collector_options){ .cgroupfs = a->cgroupfs_resolved, .procfs = a->procfs };
+	memcpy(co.enable, a->enable, sizeof(co.enable));
+	r = collector_new(&co, &pc, TAKE_PTR(cfg), ret);
+	if (r < 0)
 		log_error("cannot set up the collector: %s", strerror(-r));
-		goto fail;
-	}
+	return r;
+}
 
-	if (a.once) {
-		r = run_once(c, a.format);
-		collector_free(c);
-		free(a.listen);
-		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
-	}
-
-	ho = (struct http_options){
-		.listen_addresses = a.listen,
-		.n_listen_addresses = a.n_listen,
-		.telemetry_path = a.telemetry_path,
-		.web_config_file = a.web_config_file,
-		.connection_limit = a.max_connections,
-		.connection_timeout = a.connection_timeout,
-		.per_ip_limit = a.max_connections_per_ip,
-		.max_requests = a.max_requests,
+/* Serves until SIGINT or SIGTERM. Returns 0, or -errno when the server could not start. */
+static int run_daemon(struct collector *c, struct args *a)
+{
+	_cleanup_free_ char *err = NULL;
+	struct http_server *srv = NULL;
+	struct http_options ho = {
+		.listen_addresses = a->listen,
+		.n_listen_addresses = a->n_listen,
+		.telemetry_path = a->telemetry_path,
+		.web_config_file = a->web_config_file,
+		.connection_limit = a->max_connections,
+		.connection_timeout = a->connection_timeout,
+		.per_ip_limit = a->max_connections_per_ip,
+		.max_requests = a->max_requests,
 		.after_bind = after_bind,
-		.after_bind_userdata = &a,
+		.after_bind_userdata = a,
 	};
+	int r;
+
 	r = http_start(&ho, metrics_body, c, &srv, &err);
 	if (r < 0) {
 		log_error("%s", err ? err : strerror(-r));
-		goto fail;
+		return r;
 	}
 	log_info("cachestat_exporter %s (revision %s) walking %s", meta.version, meta.revision,
-		 cgroupfs);
-	for (size_t i = 0; i < a.n_listen; i++)
-		log_info("listening on %s, metrics at %s", a.listen[i], a.telemetry_path);
-	serve(c, &a);
+		 a->cgroupfs_resolved);
+	for (size_t i = 0; i < a->n_listen; i++)
+		log_info("listening on %s, metrics at %s", a->listen[i], a->telemetry_path);
+	serve(c, a);
 	http_stop(srv);
-	collector_free(c);
-	free(a.listen);
-	return EXIT_SUCCESS;
+	return 0;
+}
 
-fail:
-	config_free(cfg);
-	collector_free(c);
-	free(a.listen);
-	return EXIT_FAILURE;
+int main(int argc, char **argv)
+{
+	_cleanup_(args_done) struct args a;
+	_cleanup_(collector_freep) struct collector *c = NULL;
+	int r;
+
+	args_init(&a);
+	r = parse_args(argc, argv, &a);
+	if (r != 0)
+		return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	block_signals();
+	if (make_collector(&a, &c) < 0)
+		return EXIT_FAILURE;
+	r = a.once ? run_once(c, a.format) : run_daemon(c, &a);
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

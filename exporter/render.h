@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * render: a snapshot as Prometheus text exposition format 0.0.4, or as JSON. Knows the metric
- * names (DESIGN.md's contract), not where the numbers come from. Never reads /proc or /sys.
+ * render: a snapshot as Prometheus text exposition format 0.0.4, or as JSON. Writes the
+ * exporter's own families and, through each collector's render hooks (registry.h), theirs: the
+ * helpers below are all a collector uses to write, so that escaping and the format live here.
+ * Never reads /proc or /sys.
  */
 #pragma once
 
+#include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "snapshot.h"
@@ -25,3 +29,22 @@ char *render_utf8_sanitize(const char *s);
 
 /* Writes a label value escaped for the text format: \ " and newline, after sanitizing. */
 int render_label_value(FILE *out, const char *s);
+
+/* The HELP and TYPE lines of a family. */
+void render_family(FILE *out, const char *name, const char *type, const char *help);
+
+/*
+ * One sample in pieces: render_sample_open() writes `name{cgroup="..."`, render_sample_label()
+ * `,key="value"` (escaped), render_sample_close() `} value` and the newline.
+ */
+void render_sample_open(FILE *out, const char *name, const struct snap_cgroup *cg);
+void render_sample_label(FILE *out, const char *key, const char *value);
+void render_sample_close(FILE *out, uint64_t value);
+/* name{cgroup="..."} value */
+void render_cgroup_sample(FILE *out, const char *name, const struct snap_cgroup *cg, uint64_t value);
+
+/* JSON values: a string made valid UTF-8; an unsigned number (a double beyond INT64_MAX). */
+json_t *render_json_str(const char *s);
+json_t *render_json_u64(uint64_t v);
+/* Adds the five *_bytes keys of c to o; returns o. */
+json_t *render_json_counts(const struct snap_counts *c, json_t *o);

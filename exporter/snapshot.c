@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "registry.h"
+
 static const char *const skip_names[_SKIP_MAX] = {
 	[SKIP_EPERM] = "eperm",
 	[SKIP_VANISHED] = "vanished",
@@ -13,20 +15,9 @@ static const char *const skip_names[_SKIP_MAX] = {
 	[SKIP_ERROR] = "error",
 };
 
-static const char *const collector_names[_COLLECTOR_MAX] = {
-	[COLLECTOR_CACHESTAT] = "cachestat",
-	[COLLECTOR_MEMSTAT] = "memstat",
-	[COLLECTOR_PERFILE] = "perfile",
-};
-
 const char *skip_reason_name(enum skip_reason r)
 {
 	return r < _SKIP_MAX ? skip_names[r] : NULL;
-}
-
-const char *collector_name(enum collector_id id)
-{
-	return id < _COLLECTOR_MAX ? collector_names[id] : NULL;
 }
 
 struct snapshot *snapshot_new(void)
@@ -59,12 +50,25 @@ void snapshot_unref(struct snapshot *s)
 		struct snap_cgroup *cg = &s->cgroups[i];
 
 		free(cg->name);
-		for (size_t j = 0; j < cg->n_top; j++)
-			snap_file_done(&cg->top[j]);
-		free(cg->top);
-		memstat_numa_done(&cg->numa);
+		for (size_t j = 0; j < registry_count(); j++)
+			if (cg->data[j])
+				registry_get(j)->free_cgroup(cg->data[j]);
 	}
 	free(s->cgroups);
 	free(s->problem);
 	free(s);
+}
+
+const struct snap_collector *snapshot_collector(const struct snapshot *s, const char *name)
+{
+	int i = registry_find(name);
+
+	return i < 0 ? NULL : &s->collectors[i];
+}
+
+void *snap_cgroup_data(const struct snap_cgroup *cg, const char *name)
+{
+	int i = registry_find(name);
+
+	return i < 0 ? NULL : cg->data[i];
 }

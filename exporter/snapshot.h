@@ -9,7 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "memstat.h"
 #include "pagecache.h"
 
 /* Why a file was not counted: cachestat_files_skipped_total{reason}. */
@@ -36,6 +35,34 @@ struct snap_counts {
 	uint64_t recently_evicted;
 };
 
+/* The counters of struct snap_counts by number, for tables of families. */
+enum snap_count {
+	SNAP_CACHED,
+	SNAP_DIRTY,
+	SNAP_WRITEBACK,
+	SNAP_EVICTED,
+	SNAP_RECENTLY_EVICTED,
+	_SNAP_COUNT_MAX,
+};
+
+static inline uint64_t snap_counts_get(const struct snap_counts *c, enum snap_count f)
+{
+	switch (f) {
+	case SNAP_CACHED:
+		return c->cached;
+	case SNAP_DIRTY:
+		return c->dirty;
+	case SNAP_WRITEBACK:
+		return c->writeback;
+	case SNAP_EVICTED:
+		return c->evicted;
+	case SNAP_RECENTLY_EVICTED:
+		return c->recently_evicted;
+	default:
+		return 0;
+	}
+}
+
 struct snap_file {
 	char *path;
 	uint64_t size;
@@ -43,32 +70,20 @@ struct snap_file {
 	uint64_t dev, ino; /* identity, for a choice among equals that needs no path */
 };
 
+/* Collectors a program can hold (registry.h); a snapshot has a slot for each. */
+#define COLLECTORS_MAX 32
+
 struct snap_cgroup {
 	char *name; /* the cgroup label: "/" or "/a/b" */
-
-	bool scanned; /* cachestat numbers below are present */
-	struct snap_counts c;
-	uint64_t files;
-	uint64_t files_size;
-	struct snap_file *top; /* per-file series, best first */
-	size_t n_top;
-
-	bool has_memstat;
-	struct memstat memstat;
-	struct memstat_numa numa;
+	/*
+	 * What each collector found here, of its own type (its header says which), by registry
+	 * index; NULL where it found nothing, so that its series are absent rather than zero.
+	 */
+	void *data[COLLECTORS_MAX];
 };
-
-enum collector_id {
-	COLLECTOR_CACHESTAT,
-	COLLECTOR_MEMSTAT,
-	COLLECTOR_PERFILE,
-	_COLLECTOR_MAX,
-};
-
-const char *collector_name(enum collector_id id);
 
 struct snap_collector {
-	bool enabled;
+	bool enabled;  /* took part in the scan */
 	bool reported; /* has duration/success series */
 	bool success;
 	double seconds;
@@ -78,7 +93,7 @@ struct snapshot {
 	enum pagecache_abi abi;
 	struct snap_cgroup *cgroups; /* sorted by name */
 	size_t n_cgroups;
-	struct snap_collector collectors[_COLLECTOR_MAX];
+	struct snap_collector collectors[COLLECTORS_MAX]; /* by registry index */
 	uint64_t skipped[_SKIP_MAX]; /* cumulative since start */
 	char *problem;               /* first thing that went wrong in the scan, for the log */
 	int refs;
@@ -87,4 +102,14 @@ struct snapshot {
 struct snapshot *snapshot_new(void);
 struct snapshot *snapshot_ref(struct snapshot *s);
 void snapshot_unref(struct snapshot *s);
+
+static inline void snapshot_unrefp(struct snapshot **s)
+{
+	snapshot_unref(*s);
+}
 void snap_file_done(struct snap_file *f);
+
+/* The slot of the collector named name (registry.h), or NULL when no such collector is linked. */
+const struct snap_collector *snapshot_collector(const struct snapshot *s, const char *name);
+/* cg's data of the collector named name, or NULL. */
+void *snap_cgroup_data(const struct snap_cgroup *cg, const char *name);

@@ -19,6 +19,10 @@
 #include <cmocka.h>
 
 #include "collect.h"
+#include "collector-cachestat.h"
+#include "collector-memstat.h"
+#include "collector-perfile.h"
+#include "registry.h"
 
 static int fake_calls;
 static int fake_delay_ms;
@@ -93,14 +97,14 @@ static int teardown(void **state)
 
 static struct collector *make(enum pagecache_abi abi, const char *config_json)
 {
-	struct collector_options o = {
-		.cgroupfs = root, .procfs = "/proc", .enable = { true, true, true }
-	};
+	struct collector_options o = { .cgroupfs = root, .procfs = "/proc" };
 	struct pagecache pc = { .abi = abi, .sys = fake_cachestat };
 	struct collector *c = NULL;
 	struct config *cfg = NULL;
 	char *err = NULL;
 
+	for (size_t i = 0; i < registry_count(); i++)
+		o.enable[i] = true;
 	if (config_json) {
 		if (config_parse(config_json, strlen(config_json), "t", &cfg, &err) < 0)
 			fail_msg("config: %s", err);
@@ -118,6 +122,29 @@ static const struct snap_cgroup *find(const struct snapshot *s, const char *name
 			return &s->cgroups[i];
 	fail_msg("no cgroup %s", name);
 	return NULL;
+}
+
+/* What the collectors found in cg (NULL: absent); files of a cgroup not scanned count 0. */
+static const struct cachestat_cgroup *cs_of(const struct snap_cgroup *cg)
+{
+	return snap_cgroup_data(cg, "cachestat");
+}
+
+static const struct memstat_cgroup *ms_of(const struct snap_cgroup *cg)
+{
+	return snap_cgroup_data(cg, "memstat");
+}
+
+static size_t n_top(const struct snap_cgroup *cg)
+{
+	const struct perfile_cgroup *p = snap_cgroup_data(cg, "perfile");
+
+	return p ? p->n_top : 0;
+}
+
+static uint64_t files_of(const struct snap_cgroup *cg)
+{
+	return cs_of(cg) ? cs_of(cg)->files : 0;
 }
 
 static char *config_for_b(const char *extra)
@@ -149,31 +176,31 @@ static void test_scan(void **state)
 	sub = find(s, "/b/sub");
 
 	/* /a: this process's files; memory.stat present */
-	assert_true(a->scanned);
-	assert_true(a->files > 0);
-	assert_int_equal(a->c.cached, a->files * 3 * (uint64_t)ps);
-	assert_int_equal(a->c.recently_evicted, a->files * (uint64_t)ps);
-	assert_true(a->has_memstat);
-	assert_int_equal(a->memstat.value[MEMSTAT_FILE], 8192);
-	assert_int_equal(a->numa.n_nodes, 2);
-	assert_int_equal(a->n_top, 2);
+	assert_non_null(cs_of(a));
+	assert_true(files_of(a) > 0);
+	assert_int_equal(cs_of(a)->c.cached, files_of(a) * 3 * (uint64_t)ps);
+	assert_int_equal(cs_of(a)->c.recently_evicted, files_of(a) * (uint64_t)ps);
+	assert_non_null(ms_of(a));
+	assert_int_equal(ms_of(a)->memstat.value[MEMSTAT_FILE], 8192);
+	assert_int_equal(ms_of(a)->numa.n_nodes, 2);
+	assert_int_equal(n_top(a), 2);
 
 	/* /b: the five assigned files; "/b" does not match "/b/sub" (FNM_PATHNAME) */
-	assert_true(b->scanned);
-	assert_int_equal(b->files, 5);
-	assert_int_equal(b->files_size, 10);
-	assert_int_equal(b->c.dirty, 5 * (uint64_t)ps);
-	assert_int_equal(b->n_top, 2);
-	assert_true(b->has_memstat);
-	assert_false(memstat_has(&b->memstat, MEMSTAT_WORKINGSET_REFAULT_FILE));
-	assert_true(sub->scanned);
-	assert_int_equal(sub->files, 0);
-	assert_false(sub->has_memstat); /* no memory.stat: absent, not zero */
+	assert_non_null(cs_of(b));
+	assert_int_equal(files_of(b), 5);
+	assert_int_equal(cs_of(b)->files_size, 10);
+	assert_int_equal(cs_of(b)->c.dirty, 5 * (uint64_t)ps);
+	assert_int_equal(n_top(b), 2);
+	assert_non_null(ms_of(b));
+	assert_false(memstat_has(&ms_of(b)->memstat, MEMSTAT_WORKINGSET_REFAULT_FILE));
+	assert_non_null(cs_of(sub));
+	assert_int_equal(files_of(sub), 0);
+	assert_null(ms_of(sub)); /* no memory.stat: absent, not zero */
 
 	/* the root has no cgroup.procs content and no memory.stat */
-	assert_int_equal(s->cgroups[0].files, 0);
-	assert_true(s->collectors[COLLECTOR_CACHESTAT].success);
-	assert_true(s->collectors[COLLECTOR_MEMSTAT].success);
+	assert_int_equal(files_of(&s->cgroups[0]), 0);
+	assert_true(snapshot_collector(s, "cachestat")->success);
+	assert_true(snapshot_collector(s, "memstat")->success);
 	snapshot_unref(s);
 	collector_free(c);
 	free(json);
@@ -188,7 +215,7 @@ static void test_limits(void **state)
 
 	(void)state;
 	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
-	assert_int_equal(find(s, "/b")->files, 2);
+	assert_int_equal(files_of(find(s, "/b")), 2);
 	assert_true(s->skipped[SKIP_LIMIT] >= 3);
 	snapshot_unref(s);
 	/* the skipped counters add up from scan to scan */
@@ -214,9 +241,9 @@ static void test_scan_cap(void **state)
 	b = find(s, "/b");
 	sub = find(s, "/b/sub");
 	/* whichever child came first got the one file; the others are left out */
-	assert_int_equal(a->scanned + b->scanned + sub->scanned, 1);
-	assert_int_equal(a->files + b->files, 1);
-	assert_false(sub->scanned);
+	assert_int_equal((cs_of(a) != NULL) + (cs_of(b) != NULL) + (cs_of(sub) != NULL), 1);
+	assert_int_equal(files_of(a) + files_of(b), 1);
+	assert_null(cs_of(sub));
 	assert_true(s->skipped[SKIP_LIMIT] > 0);
 	snapshot_unref(s);
 	collector_free(c);
@@ -234,9 +261,9 @@ static void test_abi_none(void **state)
 	fake_calls = 0;
 	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
 	for (size_t i = 0; i < s->n_cgroups; i++)
-		assert_false(s->cgroups[i].scanned);
-	assert_true(find(s, "/a")->has_memstat);
-	assert_false(s->collectors[COLLECTOR_CACHESTAT].reported);
+		assert_null(cs_of(&s->cgroups[i]));
+	assert_non_null(ms_of(find(s, "/a")));
+	assert_false(snapshot_collector(s, "cachestat")->reported);
 	assert_int_equal(fake_calls, 0);
 	snapshot_unref(s);
 	collector_free(c);
@@ -254,12 +281,12 @@ static void test_set_config(void **state)
 
 	(void)state;
 	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
-	assert_int_equal(find(s, "/b")->files, 0);
+	assert_int_equal(files_of(find(s, "/b")), 0);
 	snapshot_unref(s);
 	assert_int_equal(config_parse(json, strlen(json), "t", &cfg, &err), 0);
 	collector_set_config(c, cfg);
 	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
-	assert_int_equal(find(s, "/b")->files, 5);
+	assert_int_equal(files_of(find(s, "/b")), 5);
 	snapshot_unref(s);
 	collector_free(c);
 	free(json);

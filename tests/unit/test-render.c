@@ -15,6 +15,10 @@
 
 #include <cmocka.h>
 
+#include "collector-cachestat.h"
+#include "collector-memstat.h"
+#include "collector-perfile.h"
+#include "registry.h"
 #include "render.h"
 #include "utf8.h"
 
@@ -79,56 +83,84 @@ static void test_sanitize(void **state)
 	free(s);
 }
 
+/* Gives cg the data of the collector named name (registry.h); returns it. */
+static void *set_data(struct snap_cgroup *cg, const char *name, size_t size)
+{
+	int idx = registry_find(name);
+
+	assert_true(idx >= 0);
+	cg->data[idx] = calloc(1, size);
+	assert_non_null(cg->data[idx]);
+	return cg->data[idx];
+}
+
+static void set_collector(struct snapshot *s, const char *name, struct snap_collector c)
+{
+	int idx = registry_find(name);
+
+	assert_true(idx >= 0);
+	s->collectors[idx] = c;
+}
+
+/* The root cgroup of known_snapshot(): every kind of series. */
+static void known_root(struct snap_cgroup *cg)
+{
+	struct cachestat_cgroup *cs = set_data(cg, "cachestat", sizeof(*cs));
+	struct memstat_cgroup *ms = set_data(cg, "memstat", sizeof(*ms));
+	struct perfile_cgroup *pf = set_data(cg, "perfile", sizeof(*pf));
+
+	cg->name = strdup("/");
+	cs->c = (struct snap_counts){ 8192, 4096, 0, 40960, 12288 };
+	cs->files = 2;
+	cs->files_size = 10000;
+	ms->memstat.present = (1u << _MEMSTAT_MAX) - 1;
+	ms->memstat.value[MEMSTAT_FILE] = 123456789;
+	ms->memstat.value[MEMSTAT_WORKINGSET_REFAULT_FILE] = 18446744073709551615ULL;
+	ms->memstat.value[MEMSTAT_WORKINGSET_REFAULT_ANON] = 2;
+	ms->memstat.value[MEMSTAT_WORKINGSET_ACTIVATE_FILE] = 3;
+	ms->memstat.value[MEMSTAT_WORKINGSET_RESTORE_FILE] = 4;
+	ms->numa.n_nodes = 2;
+	ms->numa.nodes = calloc(2, sizeof(*ms->numa.nodes));
+	assert_non_null(ms->numa.nodes);
+	ms->numa.nodes[0] = (struct memstat_node){ 0, 100 };
+	ms->numa.nodes[1] = (struct memstat_node){ 1, 200 };
+	pf->n_top = 2;
+	pf->top = calloc(2, sizeof(*pf->top));
+	assert_non_null(pf->top);
+	pf->top[0] = (struct snap_file){ strdup("/var/lib/db/data \"quoted\"\\back\nline\xff"), 8000,
+					 { 8192, 4096, 0, 0, 0 }, 8, 1 };
+	pf->top[1] = (struct snap_file){ strdup("/tmp/gone (deleted)"), 2000, { 0, 0, 0, 40960, 12288 }, 8, 2 };
+}
+
 /* A snapshot with every kind of series, names that need escaping, absent memory.stat. */
 static struct snapshot *known_snapshot(void)
 {
 	struct snapshot *s = snapshot_new();
 	struct snap_cgroup *cg;
+	struct memstat_cgroup *ms;
 
 	assert_non_null(s);
 	s->abi = PAGECACHE_ABI_SEED;
 	s->n_cgroups = 3;
 	s->cgroups = calloc(3, sizeof(*s->cgroups));
 	assert_non_null(s->cgroups);
-
-	cg = &s->cgroups[0];
-	cg->name = strdup("/");
-	cg->scanned = true;
-	cg->c = (struct snap_counts){ 8192, 4096, 0, 40960, 12288 };
-	cg->files = 2;
-	cg->files_size = 10000;
-	cg->has_memstat = true;
-	cg->memstat.present = (1u << _MEMSTAT_MAX) - 1;
-	cg->memstat.value[MEMSTAT_FILE] = 123456789;
-	cg->memstat.value[MEMSTAT_WORKINGSET_REFAULT_FILE] = 18446744073709551615ULL;
-	cg->memstat.value[MEMSTAT_WORKINGSET_REFAULT_ANON] = 2;
-	cg->memstat.value[MEMSTAT_WORKINGSET_ACTIVATE_FILE] = 3;
-	cg->memstat.value[MEMSTAT_WORKINGSET_RESTORE_FILE] = 4;
-	cg->numa.n_nodes = 2;
-	cg->numa.nodes = calloc(2, sizeof(*cg->numa.nodes));
-	assert_non_null(cg->numa.nodes);
-	cg->numa.nodes[0] = (struct memstat_node){ 0, 100 };
-	cg->numa.nodes[1] = (struct memstat_node){ 1, 200 };
-	cg->n_top = 2;
-	cg->top = calloc(2, sizeof(*cg->top));
-	assert_non_null(cg->top);
-	cg->top[0] = (struct snap_file){ strdup("/var/lib/db/data \"quoted\"\\back\nline\xff"), 8000,
-					 { 8192, 4096, 0, 0, 0 }, 8, 1 };
-	cg->top[1] = (struct snap_file){ strdup("/tmp/gone (deleted)"), 2000, { 0, 0, 0, 40960, 12288 }, 8, 2 };
+	known_root(&s->cgroups[0]);
 
 	cg = &s->cgroups[1];
 	cg->name = strdup("/system.slice/db.service");
-	cg->scanned = true; /* scanned, nothing found: zeros are true values here */
+	/* scanned, nothing found: zeros are true values here */
+	set_data(cg, "cachestat", sizeof(struct cachestat_cgroup));
+	set_data(cg, "perfile", sizeof(struct perfile_cgroup));
 
 	cg = &s->cgroups[2];
 	cg->name = strdup("/weird \"cg\"\xc3");
-	cg->has_memstat = true;
-	cg->memstat.present = 1u << MEMSTAT_FILE; /* an old kernel: only file */
-	cg->memstat.value[MEMSTAT_FILE] = 4096;
+	ms = set_data(cg, "memstat", sizeof(*ms));
+	ms->memstat.present = 1u << MEMSTAT_FILE; /* an old kernel: only file */
+	ms->memstat.value[MEMSTAT_FILE] = 4096;
 
-	s->collectors[COLLECTOR_CACHESTAT] = (struct snap_collector){ true, true, true, 0.25 };
-	s->collectors[COLLECTOR_MEMSTAT] = (struct snap_collector){ true, true, false, 0.1 };
-	s->collectors[COLLECTOR_PERFILE] = (struct snap_collector){ .enabled = true };
+	set_collector(s, "cachestat", (struct snap_collector){ true, true, true, 0.25 });
+	set_collector(s, "memstat", (struct snap_collector){ true, true, false, 0.1 });
+	set_collector(s, "perfile", (struct snap_collector){ .enabled = true });
 	s->skipped[SKIP_EPERM] = 1;
 	s->skipped[SKIP_NOT_REGULAR] = 42;
 	return s;
@@ -213,6 +245,7 @@ static void test_golden_json(void **state)
 static void test_abi_none(void **state)
 {
 	struct snapshot *s = snapshot_new();
+	struct memstat_cgroup *ms;
 	char *buf;
 
 	(void)state;
@@ -220,9 +253,9 @@ static void test_abi_none(void **state)
 	s->n_cgroups = 1;
 	s->cgroups = calloc(1, sizeof(*s->cgroups));
 	s->cgroups[0].name = strdup("/");
-	s->cgroups[0].has_memstat = true;
-	s->cgroups[0].memstat.present = 1u << MEMSTAT_WORKINGSET_REFAULT_FILE;
-	s->cgroups[0].memstat.value[MEMSTAT_WORKINGSET_REFAULT_FILE] = 9;
+	ms = set_data(&s->cgroups[0], "memstat", sizeof(*ms));
+	ms->memstat.present = 1u << MEMSTAT_WORKINGSET_REFAULT_FILE;
+	ms->memstat.value[MEMSTAT_WORKINGSET_REFAULT_FILE] = 9;
 	buf = render_unref(render_text, s);
 	assert_non_null(strstr(buf, "cachestat_syscall_info{abi=\"none\"} 1\n"));
 	assert_non_null(strstr(buf, "cachestat_cgroup_workingset_refault_file_total{cgroup=\"/\"} 9\n"));
