@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Checks of the source itself: no function in exporter/ over 60 lines, no goto-based cleanup,
+ * a sane collector registry, and a section in docs/collectors.md for every collector in it.
+ * EXPORTER_DIR and DOCS_DIR come from the Makefile.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "registry.h"
+#include "util.h"
+
+#define MAX_FUNCTION_LINES 60
+
+/*
+ * Over the limit in files that other work changes at the same time; each entry is a debt,
+ * printed at every run. A function not listed here fails the check.
+ */
+static const char *const long_ok[] = {
+	"files.c:scan_maps", "files.c:walk_entry", "http.c:maybe_reload", "http.c:http_start",
+	"privs.c:privs_drop",
+};
+
+/* Files that still clean up with goto labels (same reason). */
+static const char *const goto_ok[] = { "http.c" };
+
+static bool listed(const char *const *list, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(list[i], key) == 0)
+			return true;
+	return false;
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int ch;
+
+	if (!f)
+		return NULL;
+	m = open_memstream(&buf, &len);
+	assert_non_null(m);
+	while ((ch = fgetc(f)) != EOF)
+		fputc(ch, m);
+	fclose(m);
+	fclose(f);
+	return buf;
+}
+
+/* The name of the function whose signature starts at line (the identifier before '('). */
+static void function_name(const char *line, char *out, size_t size)
+{
+	const char *paren = strchr(line, '('), *start;
+
+	snprintf(out, size, "?");
+	if (!paren)
+		return;
+	while (paren > line && paren[-1] == ' ')
+		paren--;
+	start = paren;
+	while (start > line && (isalnum((unsigned char)start[-1]) || start[-1] == '_'))
+		start--;
+	if (start < paren)
+		snprintf(out, size, "%.*s", (int)(paren - start), start);
+}
+
+/*
+ * Functions in the kernel style of this code: the body opens with "{" alone at column 0 and
+ * closes with "}" at column 0. A function's length is the lines from its "{" to its "}".
+ * Appends "file:function (N lines)" to report for each one over the limit that is not listed.
+ */
+static int check_lengths(const char *file, const char *text, FILE *report)
+{
+	const char *sig = NULL, *open = NULL, *prev = NULL;
+	int line = 0, open_line = 0, bad = 0;
+
+	for (const char *p = text; *p; p = strchrnul(p, '\n') + (strchr(p, '\n') ? 1 : 0)) {
+		line++;
+		if (p[0] == '{' && (p[1] == '\n' || p[1] == '\0')) {
+			open = p;
+			open_line = line;
+			sig = prev;
+		} else if (p[0] == '}' && open) {
+			char name[128], key[256];
+			int n = line - open_line + 1;
+
+			function_name(sig ? sig : "", name, sizeof(name));
+			snprintf(key, sizeof(key), "%s:%s", file, name);
+			if (n > MAX_FUNCTION_LINES && listed(long_ok, ELEMENTSOF(long_ok), key)) {
+				print_message("known debt: %s, %d lines\n", key, n);
+			} else if (n > MAX_FUNCTION_LINES) {
+				fprintf(report, "  %s (%d lines, from line %d)\n", key, n, open_line);
+				bad++;
+			}
+			open = NULL;
+		}
+		/* the first line of a signature: not indented, not a comment or a brace */
+		if (*p && *p != '\t' && *p != ' ' && *p != '\n' && *p != '{' && *p != '}' &&
+		    *p != '/' && *p != '*' && *p != '#')
+			prev = p;
+	}
+	return bad;
+}
+
+static bool is_source(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 2 && name[n - 2] == '.' && (name[n - 1] == 'c' || name[n - 1] == 'h');
+}
+
+/* Runs check on every .c and .h file of dir; returns the failures it counted. */
+static int each_source(const char *dir, const char *prefix,
+		       int (*check)(const char *file, const char *text, FILE *report), FILE *report)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int bad = 0;
+
+	if (!d)
+		fail_msg("cannot open %s", dir);
+	while ((de = readdir(d))) {
+		char path[1024], file[512];
+		char *text;
+
+		if (!is_source(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		snprintf(file, sizeof(file), "%s%s", prefix, de->d_name);
+		text = read_all(path);
+		assert_non_null(text);
+		bad += check(file, text, report);
+		free(text);
+	}
+	closedir(d);
+	return bad;
+}
+
+static void check_all(int (*check)(const char *, const char *, FILE *), const char *what)
+{
+	char *msg = NULL;
+	size_t len = 0;
+	FILE *report = open_memstream(&msg, &len);
+	int bad;
+
+	assert_non_null(report);
+	bad = each_source(EXPORTER_DIR, "", check, report) +
+	      each_source(EXPORTER_DIR "/fuzz", "fuzz/", check, report);
+	fclose(report);
+	if (bad)
+		fail_msg("%d %s:\n%s", bad, what, msg);
+	free(msg);
+}
+
+static void test_function_length(void **state)
+{
+	(void)state;
+	check_all(check_lengths, "function(s) over 60 lines in exporter/");
+}
+
+static int check_goto(const char *file, const char *text, FILE *report)
+{
+	const char *p = text;
+	int bad = 0;
+
+	if (listed(goto_ok, ELEMENTSOF(goto_ok), file)) {
+		if (strstr(text, "goto "))
+			print_message("known debt: %s cleans up with goto\n", file);
+		return 0;
+	}
+	while ((p = strstr(p, "goto "))) {
+		if (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) {
+			p++;
+			continue;
+		}
+		fprintf(report, "  %s: \"%.*s\"\n", file, (int)(strchrnul(p, '\n') - p), p);
+		bad++;
+		p++;
+	}
+	return bad;
+}
+
+/* One cleanup idiom: _cleanup_ and TAKE_PTR/TAKE_FD (util.h), no goto labels. */
+static void test_no_goto(void **state)
+{
+	(void)state;
+	check_all(check_goto, "goto(s) in exporter/ (use _cleanup_ and TAKE_PTR)");
+}
+
+static void test_registry(void **state)
+{
+	size_t n = registry_count();
+
+	(void)state;
+	assert_true(n >= 3);
+	assert_int_equal(registry_linked(), n); /* more than COLLECTORS_MAX would be cut */
+	for (size_t i = 0; i < n; i++) {
+		const struct collector_def *def = registry_get(i);
+
+		assert_non_null(def->name);
+		assert_true(def->name[0] && strlen(def->name) < 48);
+		assert_int_equal(strspn(def->name, "abcdefghijklmnopqrstuvwxyz0123456789_"),
+				 strlen(def->name));
+		assert_true(def->help && def->help[0]);
+		assert_non_null(def->free_cgroup);
+		assert_int_equal(registry_find(def->name), (int)i);
+		if (i > 0)
+			assert_true(strcmp(registry_get(i - 1)->name, def->name) < 0);
+	}
+	assert_int_equal(registry_find("no such collector"), -ENOENT);
+	assert_null(registry_get(n));
+}
+
+/* Whether the "## Collectors" part of doc has a line "### NAME". */
+static bool has_section(const char *doc, const char *name)
+{
+	char heading[128];
+	const char *p = strstr(doc, "\n## Collectors\n");
+	const char *end;
+
+	if (!p)
+		return false;
+	end = strstr(p + 1, "\n## ");
+	snprintf(heading, sizeof(heading), "\n### %s\n", name);
+	p = strstr(p, heading);
+	return p && (!end || p < end);
+}
+
+/* docs/collectors.md describes every collector in the registry. */
+static void test_docs(void **state)
+{
+	char *doc = read_all(DOCS_DIR "/collectors.md");
+	int missing = 0;
+
+	(void)state;
+	if (!doc)
+		fail_msg("cannot read " DOCS_DIR "/collectors.md");
+	for (size_t i = 0; i < registry_count(); i++) {
+		if (has_section(doc, registry_get(i)->name))
+			continue;
+		print_error("docs/collectors.md: no section \"### %s\" under \"## Collectors\"\n",
+			    registry_get(i)->name);
+		missing++;
+	}
+	free(doc);
+	if (missing)
+		fail_msg("%d collector(s) without a section in docs/collectors.md", missing);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_function_length),
+		cmocka_unit_test(test_no_goto),
+		cmocka_unit_test(test_registry),
+		cmocka_unit_test(test_docs),
+	};
+
+	return cmocka_run_group_tests_name("source", tests, NULL, NULL);
+}
