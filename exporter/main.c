@@ -654,7 +654,7 @@ static int run_daemon(struct collector *c, struct args *a)
 
 int main(int argc, char **argv)
 {
-	_cleanup_(args_done) struct args a;
+	_cleanup_(args_done) struct args a = { 0 };
 	_cleanup_(collector_freep) struct collector *c = NULL;
 	int r;
 
