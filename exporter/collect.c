@@ -136,12 +136,15 @@ static int read_memstat(struct scan *s, int dirfd, struct snap_cgroup *cg)
 		problem(s, "reading %s/memory.stat: %s", cg->name, strerror(-r));
 		return r;
 	}
-	r = memstat_parse(buf, len, &cg->memstat);
+	r = s->c->opts.memory_v1 ? memstat_parse_v1(buf, len, &cg->memstat)
+				 : memstat_parse(buf, len, &cg->memstat);
 	if (r < 0) {
 		problem(s, "parsing %s/memory.stat: %s", cg->name, strerror(-r));
 		return r;
 	}
 	cg->has_memstat = true;
+	if (s->c->opts.memory_v1)
+		return 0; /* v1's memory.numa_stat has no refault counters */
 	free(buf);
 	buf = NULL;
 

@@ -14,6 +14,7 @@
 
 struct collector_options {
 	const char *cgroupfs; /* the cgroup v2 mount to walk */
+	bool memory_v1;       /* cgroupfs is the cgroup v1 memory hierarchy (a hybrid host) */
 	const char *procfs;
 	bool enable[_COLLECTOR_MAX];
 };

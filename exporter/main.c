@@ -270,30 +270,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 }
 
 /*
- * On a hybrid host /sys/fs/cgroup is a tmpfs of v1 hierarchies and cgroup v2 lives elsewhere
- * (often /sys/fs/cgroup/unified): when the flag was not given, ask libcgroup where.
- */
-static char *resolve_cgroupfs(const struct args *a)
-{
-	_cleanup_close_ int fd = -1;
-	char *found = NULL;
-
-	fd = open(a->cgroupfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0 && cgroups_is_v2(fd))
-		return strdup(a->cgroupfs);
-	if (a->cgroupfs_given) {
-		log_warn("%s is not a cgroup v2 mount; walking it anyway", a->cgroupfs);
-		return strdup(a->cgroupfs);
-	}
-	if (cgroups_find_v2_mount(&found) == 0) {
-		log_info("%s is not cgroup v2; using the cgroup v2 mount at %s", a->cgroupfs, found);
-		return found;
-	}
-	log_warn("no cgroup v2 mount found; walking %s", a->cgroupfs);
-	return strdup(a->cgroupfs);
-}
-
-/*
  * Once the sockets are bound and before any thread starts: drop to the capabilities the scan
  * needs (and to --security.user when root), then the optional seccomp filter.
  */
@@ -480,6 +456,7 @@ int main(int argc, char **argv)
 	struct http_server *srv = NULL;
 	struct config *cfg = NULL;
 	struct pagecache pc;
+	struct cgroups_root root;
 	_cleanup_free_ char *cgroupfs = NULL;
 	_cleanup_free_ char *err = NULL;
 	sigset_t set;
@@ -512,10 +489,14 @@ int main(int argc, char **argv)
 	else
 		log_info("cachestat ABI: %s", pagecache_abi_name(pc.abi));
 
-	cgroupfs = resolve_cgroupfs(&a);
-	if (!cgroupfs)
+	if (cgroups_resolve_root(a.cgroupfs, a.cgroupfs_given, &root) < 0)
 		goto fail;
-	co = (struct collector_options){ .cgroupfs = cgroupfs, .procfs = a.procfs };
+	if (root.note)
+		log_msg(root.note_warn ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, "%s", root.note);
+	co = (struct collector_options){ .cgroupfs = root.path, .procfs = a.procfs,
+					 .memory_v1 = root.layout == CGROUPS_V1_MEMORY };
+	cgroupfs = TAKE_PTR(root.path);
+	cgroups_root_done(&root);
 	memcpy(co.enable, a.enable, sizeof(co.enable));
 	r = collector_new(&co, &pc, TAKE_PTR(cfg), &c);
 	if (r < 0) {
