@@ -326,8 +326,8 @@ static int choose(const char *path, struct found *f, struct cgroups_root *ret)
 				f->v2 ? f->v2 : "not mounted", f->memory);
 	if (f->v2)
 		return root_set(ret, f->v2, CGROUPS_V2, false,
-				"%s is not cgroup v2; walking the cgroup v2 mount at %s (no memory "
-				"controller found: no memory.stat series)", path, f->v2);
+				"the memory controller is neither on cgroup v2 nor on v1: walking the "
+				"cgroup v2 tree at %s, without memory.stat series", f->v2);
 	return root_set(ret, path, CGROUPS_V2, true,
 			"no cgroup v2 mount nor cgroup v1 memory hierarchy found; walking %s as it is",
 			path);

@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "util.h"
+
 /* What the variable part between prefix and suffix must be, and which label it fills. */
 enum part {
 	PART_NONE,        /* nothing: the component is prefix + suffix exactly */
@@ -267,7 +269,7 @@ void identity_parse(const char *path, struct identity *ret)
 
 		/* every name of the table fits a unit name; a longer one is nobody's */
 		if (n > 0 && n < IDENTITY_UNIT_MAX)
-			for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+			for (size_t i = 0; i < ELEMENTSOF(shapes); i++)
 				next |= shape_apply(&shapes[i], p, n, ctx, &id);
 		ctx = next;
 		if (*end == '\0')
@@ -314,7 +316,7 @@ int identity_foreach_label(const struct identity *id, identity_label_fn fn, void
 		{ "pod_qos", identity_qos_name(id->pod_qos) },
 	};
 
-	for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(labels); i++) {
 		int r;
 
 		if (!labels[i].value || !labels[i].value[0])
