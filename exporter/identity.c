@@ -195,6 +195,8 @@ static bool shape_match(const struct shape *sh, const char *c, size_t n, const c
 {
 	size_t trail = strlen(sh->suffix);
 
+	if (n < trail || memcmp(c + n - trail, sh->suffix, trail) != 0)
+		return false; /* the cheap test first: most shapes end differently */
 	for (size_t off = 0; off < n; off++) {
 		if (off > 0 && (!sh->slice_tail || off < 2 || c[off - 1] != '-'))
 			continue;
