@@ -409,7 +409,7 @@ v1_memory_cases() {
 	v1=$(v1_memory_mount)
 	if [ -z "$v1" ] || grep -qw memory "$cg2/cgroup.controllers"; then
 		skipped=$((skipped + 1))
-		echo "skip - cgroup v1 memory: the memory controller is on cgroup v2 here"
+		echo "skip - cgroup v1 memory: ${v1:-no v1 memory hierarchy mounted}${v1:+ is not where the memory controller is}"
 		return
 	fi
 	v1_cg=$v1/cse-it-v1-$$ v1_f1=$work/v1-parent.bin v1_f2=$work/v1-child.bin
