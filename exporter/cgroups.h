@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cgroups: the cgroup v2 tree below --path.cgroupfs and the processes of each cgroup.
- * Never logs; returns -errno.
+ * cgroups: the cgroup tree below --path.cgroupfs (cgroup v2, or the v1 memory hierarchy on a
+ * hybrid host) and the processes of each cgroup. Never logs; returns -errno.
  */
 #pragma once
 
@@ -39,3 +39,33 @@ bool cgroups_is_v2(int fd);
 
 /* Where the cgroup v2 hierarchy is mounted, as libcgroup finds it; caller frees. -ENOENT if none. */
 int cgroups_find_v2_mount(char **ret_path);
+
+/* Whether cgroup.controllers (buf) lists controller. */
+bool cgroups_controllers_has(const char *buf, size_t len, const char *controller);
+
+enum cgroups_layout {
+	CGROUPS_V2,        /* a cgroup v2 tree (or a directory walked as one) */
+	CGROUPS_V1_MEMORY, /* the cgroup v1 memory hierarchy: memory.stat in v1's names */
+};
+
+/* The tree a scan walks; the cgroup label is the path below it. */
+struct cgroups_root {
+	char *path;
+	enum cgroups_layout layout;
+	char *note;     /* how the tree was chosen, for the caller to log; NULL: as asked */
+	bool note_warn; /* the note is a warning: the tree may not be what was meant */
+};
+
+/*
+ * Chooses the tree to walk from path (--path.cgroupfs; given: the flag was given):
+ *  - a cgroup v2 mount with the memory controller, or the v1 memory hierarchy: itself;
+ *  - given, a cgroup v2 or v1 tree without memory: itself, as asked;
+ *  - a directory of hierarchies (/sys/fs/cgroup on a hybrid or v1 host; the host's, mounted
+ *    into a container): the memory hierarchy in it ("memory") when the memory controller is
+ *    not on its cgroup v2 tree ("unified"), else that cgroup v2 tree;
+ *  - not given and nothing found that way: where libcgroup finds the memory controller and
+ *    cgroup v2 mounted, the same way; then path as it is.
+ * Returns 0 or -ENOMEM; the caller frees with cgroups_root_done().
+ */
+int cgroups_resolve_root(const char *path, bool given, struct cgroups_root *ret);
+void cgroups_root_done(struct cgroups_root *root);

@@ -227,6 +227,7 @@ static struct snapshot *scan_run(struct collector *c, const struct config *cfg)
 		.cfg = cfg,
 		.pc = &c->pc,
 		.cgroupfs = c->cgroupfs,
+		.memory_v1 = c->opts.memory_v1,
 		.procfs = c->procfs,
 		.page_size = c->page_size,
 		.snap = snap,

@@ -15,6 +15,7 @@
 
 struct collector_options {
 	const char *cgroupfs; /* the cgroup v2 mount to walk */
+	bool memory_v1;       /* cgroupfs is the cgroup v1 memory hierarchy (a hybrid host) */
 	const char *procfs;
 	bool enable[COLLECTORS_MAX]; /* by registry index */
 };

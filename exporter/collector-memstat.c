@@ -57,12 +57,15 @@ static int scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int d
 	m = cg->data[idx] = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	r = memstat_parse(buf, len, &m->memstat);
+	r = scan->memory_v1 ? memstat_parse_v1(buf, len, &m->memstat)
+			    : memstat_parse(buf, len, &m->memstat);
 	if (r < 0) {
 		scan_problem(scan, "parsing %s/memory.stat: %s", cg->name, strerror(-r));
 		free(TAKE_PTR(cg->data[idx]));
 		return r;
 	}
+	if (scan->memory_v1)
+		return 0; /* v1's memory.numa_stat has no refault counters */
 	return read_numa(scan, dirfd, cg, &m->numa);
 }
 

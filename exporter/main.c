@@ -101,8 +101,8 @@ static void usage_head(FILE *f)
 		"  --web.connection-timeout=SECONDS  idle time before a connection is closed\n"
 		"                             (default %u)\n"
 		"  --config.file=FILE         JSON config: paths per cgroup, per-file top N, limits\n"
-		"  --path.cgroupfs=DIR        cgroup v2 mount to walk (default " DEFAULT_CGROUPFS ",\n"
-		"                             or where cgroup v2 is mounted on a hybrid host)\n"
+		"  --path.cgroupfs=DIR        cgroup tree to walk (default " DEFAULT_CGROUPFS "; on a\n"
+		"                             hybrid host the v1 memory hierarchy found there)\n"
 		"  --path.procfs=DIR          procfs mount (default /proc)\n",
 		HTTP_DEFAULT_MAX_REQUESTS, HTTP_DEFAULT_CONNECTION_LIMIT, HTTP_DEFAULT_PER_IP_LIMIT,
 		HTTP_DEFAULT_CONNECTION_TIMEOUT);
@@ -374,30 +374,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 	return check_args(argc, argv, a);
 }
 
-/*
- * On a hybrid host /sys/fs/cgroup is a tmpfs of v1 hierarchies and cgroup v2 lives elsewhere
- * (often /sys/fs/cgroup/unified): when the flag was not given, ask libcgroup where.
- */
-static char *resolve_cgroupfs(const struct args *a)
-{
-	_cleanup_close_ int fd = -1;
-	char *found = NULL;
-
-	fd = open(a->cgroupfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0 && cgroups_is_v2(fd))
-		return strdup(a->cgroupfs);
-	if (a->cgroupfs_given) {
-		log_warn("%s is not a cgroup v2 mount; walking it anyway", a->cgroupfs);
-		return strdup(a->cgroupfs);
-	}
-	if (cgroups_find_v2_mount(&found) == 0) {
-		log_info("%s is not cgroup v2; using the cgroup v2 mount at %s", a->cgroupfs, found);
-		return found;
-	}
-	log_warn("no cgroup v2 mount found; walking %s", a->cgroupfs);
-	return strdup(a->cgroupfs);
-}
-
 /* Logs what privs_drop() kept and what it could not. */
 static void log_privs(const struct args *a, const struct privs_result *res)
 {
@@ -593,6 +569,22 @@ static void probe_cachestat(const struct args *a, struct pagecache *ret)
 		log_info("cachestat ABI: %s", pagecache_abi_name(ret->abi));
 }
 
+/* Which cgroup tree to walk (v2, or the v1 memory hierarchy on a hybrid host), into *co. */
+static int resolve_cgroup_root(struct args *a, struct collector_options *co)
+{
+	struct cgroups_root root;
+
+	if (cgroups_resolve_root(a->cgroupfs, a->cgroupfs_given, &root) < 0)
+		return -ENOMEM;
+	if (root.note)
+		log_msg(root.note_warn ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, "%s", root.note);
+	a->cgroupfs_resolved = TAKE_PTR(root.path);
+	*co = (struct collector_options){ .cgroupfs = a->cgroupfs_resolved, .procfs = a->procfs,
+					  .memory_v1 = root.layout == CGROUPS_V1_MEMORY };
+	cgroups_root_done(&root);
+	return 0;
+}
+
 /* The config, the cachestat probe and the cgroup mount, into a collector. Logs why not. */
 static int make_collector(struct args *a, struct collector **ret)
 {
@@ -608,10 +600,9 @@ static int make_collector(struct args *a, struct collector **ret)
 		return r;
 	}
 	probe_cachestat(a, &pc);
-	a->cgroupfs_resolved = resolve_cgroupfs(a);
-	if (!a->cgroupfs_resolved)
-		return -ENOMEM;
-	co = (struct collector_options){ .cgroupfs = a->cgroupfs_resolved, .procfs = a->procfs };
+	r = resolve_cgroup_root(a, &co);
+	if (r < 0)
+		return r;
 	memcpy(co.enable, a->enable, sizeof(co.enable));
 	r = collector_new(&co, &pc, TAKE_PTR(cfg), ret);
 	if (r < 0)

@@ -115,6 +115,39 @@ int memstat_parse(const char *buf, size_t len, struct memstat *ret)
 	return 0;
 }
 
+/* v1's names of the same counters; NULL where v1 has none. */
+static const char *const v1_key_names[_MEMSTAT_MAX] = {
+	[MEMSTAT_FILE] = "total_cache",
+	[MEMSTAT_WORKINGSET_REFAULT_FILE] = "total_workingset_refault_file",
+	[MEMSTAT_WORKINGSET_REFAULT_ANON] = "total_workingset_refault_anon",
+};
+
+int memstat_parse_v1(const char *buf, size_t len, struct memstat *ret)
+{
+	struct memstat m = { 0 };
+	const char *pos = buf, *end = buf + len;
+	struct span line;
+
+	while (next_line(&pos, end, &line)) {
+		struct span key, val, extra;
+		uint64_t v;
+
+		if (!next_word(&line, &key))
+			continue; /* empty line */
+		if (!next_word(&line, &val) || next_word(&line, &extra))
+			return -EINVAL;
+		if (parse_u64(val.p, val.end, &v) < 0)
+			return -EINVAL;
+		for (unsigned k = 0; k < _MEMSTAT_MAX; k++)
+			if (v1_key_names[k] && word_is(&key, v1_key_names[k])) {
+				m.value[k] = v;
+				m.present |= 1u << k;
+			}
+	}
+	*ret = m;
+	return 0;
+}
+
 static int node_cmp(const void *a, const void *b)
 {
 	const struct memstat_node *x = a, *y = b;

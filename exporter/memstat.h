@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * memstat: parsers for a cgroup v2's memory.stat and memory.numa_stat. They take a buffer, so
+ * memstat: parsers for a cgroup v2's memory.stat and memory.numa_stat, and for a cgroup v1
+ * memory.stat mapped onto the same keys. They take a buffer, so
  * tests feed them strings; they allocate only for the per-node list. Depend on nothing else.
  */
 #pragma once
@@ -36,6 +37,19 @@ const char *memstat_key_name(enum memstat_key key);
  * over time). Returns 0, or -EINVAL for a line that is not "key value" with a decimal value.
  */
 int memstat_parse(const char *buf, size_t len, struct memstat *ret);
+
+/*
+ * Parses a cgroup v1 memory.stat (the v1 memory hierarchy of a hybrid host) onto the same keys.
+ * v1 prints each counter twice, for the cgroup alone and, prefixed "total_", with its
+ * descendants; v2's memory.stat counts the descendants, so the total_ ones are taken:
+ *   total_cache                    -> MEMSTAT_FILE (both are NR_FILE_PAGES, shmem included)
+ *   total_workingset_refault_file  -> MEMSTAT_WORKINGSET_REFAULT_FILE
+ *   total_workingset_refault_anon  -> MEMSTAT_WORKINGSET_REFAULT_ANON
+ * v1 has no workingset_activate_file nor workingset_restore_file (memcg1_stat_format() of 6.18
+ * and memcg_stat_show() of 6.1 print neither): they stay absent, as does a refault counter an
+ * older kernel does not print. Returns 0, or -EINVAL as memstat_parse() does.
+ */
+int memstat_parse_v1(const char *buf, size_t len, struct memstat *ret);
 
 struct memstat_node {
 	unsigned node;

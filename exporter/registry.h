@@ -30,6 +30,7 @@ struct collect_scan {
 	const struct config *cfg;
 	const struct pagecache *pc;
 	const char *cgroupfs;
+	bool memory_v1; /* cgroupfs is the v1 memory hierarchy: memory.stat in v1's names */
 	const char *procfs;
 	long page_size;
 	struct snapshot *snap;

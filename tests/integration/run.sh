@@ -337,6 +337,159 @@ INIT
 		"$(grep -ao 'cached=[0-9]*' "$work/seed.out" | head -n 1)" "cached=$((100 * 4096))"
 fi
 
+# ---- cgroup v1 memory hierarchy (hybrid hosts): real numbers per cgroup ----
+# Where the memory controller is on cgroup v1, the exporter (no --path.cgroupfs) walks the v1
+# memory hierarchy. Two v1 cgroups of our own, a parent and a child: a process in each reads a
+# file whose page cache was dropped first, so that the kernel charges the pages to its cgroup;
+# the child's memory limit is a quarter of its file, read twice, so that it refaults. Oracles:
+# the file sizes, fincore, and memory.stat of those cgroups read here (the same before and after
+# the scan, else the scan is taken again).
+v1_memory_mount() {
+	awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/mounts
+}
+
+v1_stat() { # v1_stat CGROUP_DIR KEY
+	awk -v k="$2" '$1 == k { print $2 }' "$1/memory.stat"
+}
+
+v1_cleanup() {
+	local p
+	for p in "${v1_pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${v1_pids[@]}"; do
+		while kill -0 "$p" 2>/dev/null; do sleep 0.05; done
+	done
+	[ -n "$v1_cg" ] && [ -d "$v1_cg/r" ] && rmdir "$v1_cg/r"
+	[ -n "$v1_cg" ] && [ -d "$v1_cg" ] && rmdir "$v1_cg"
+	v1_pids=() v1_cg=
+}
+
+# A file of $2 bytes at $1, on disk and not in the page cache.
+v1_uncached_file() {
+	head -c "$2" /dev/urandom >"$1" && sync "$1" &&
+		dd if="$1" iflag=nocache count=0 status=none &&
+		[ "$(fincore -b -n -o RES "$1" | tr -d ' ')" = 0 ]
+}
+
+# A process that joins v1 cgroup $1, runs $2, then holds its files open.
+v1_holder() {
+	CG=$1 F1=$v1_f1 F2=$v1_f2 busybox sh -c \
+		"echo \$\$ > \"\$CG/cgroup.procs\" || exit 1; $2; exec busybox sleep 600" \
+		</dev/null >/dev/null 2>&1 &
+	v1_pids+=($!)
+	pids+=($!)
+}
+
+# The page cache both cgroups hold: memory.stat of each, the files by fincore.
+v1_state() {
+	cat "$v1_cg/memory.stat" "$v1_cg/r/memory.stat"
+	fincore -b -n -o RES "$v1_f1" /bin/busybox
+}
+
+# One --once scan with the default root, taken while v1_state held still: a shared machine may
+# reclaim or drop page cache at any time, and the oracles are read around the scan.
+v1_scan() {
+	local attempt before
+	printf '{ "limits": { "max_scan_seconds": 60 } }\n' >"$work/v1.json"
+	for attempt in 1 2 3 4 5; do
+		before=$(v1_state)
+		"$bin" --once --config.file="$work/v1.json" >"$work/v1.prom" 2>"$work/v1.err"
+		[ "$before" = "$(v1_state)" ] && return 0
+		echo "     (page cache of the v1 cgroups moved during the scan, attempt $attempt)"
+		sleep 1
+	done
+	return 1
+}
+
+v1_value() { # v1_value METRIC LABELS
+	awk -v k="$1{$2}" 'index($0, k " ") == 1 { print $NF }' "$work/v1.prom"
+}
+
+v1_memory_cases() {
+	local v1 label f1_size=$((8 << 20)) f2_size=$((16 << 20)) cache total f1 bb
+	v1=$(v1_memory_mount)
+	if [ -z "$v1" ] || grep -qw memory "$cg2/cgroup.controllers"; then
+		skipped=$((skipped + 1))
+		echo "skip - cgroup v1 memory: ${v1:-no v1 memory hierarchy mounted}${v1:+ is not where the memory controller is}"
+		return
+	fi
+	v1_cg=$v1/cse-it-v1-$$ v1_f1=$work/v1-parent.bin v1_f2=$work/v1-child.bin
+	label=/cse-it-v1-$$
+	trap 'v1_cleanup; cleanup' EXIT
+	if ! mkdir "$v1_cg" "$v1_cg/r" || ! echo $((4 << 20)) >"$v1_cg/r/memory.limit_in_bytes"; then
+		fail "cgroup v1 memory: cannot make $v1_cg with a limited child"
+		v1_cleanup
+		return
+	fi
+	if ! v1_uncached_file "$v1_f1" "$f1_size" || ! v1_uncached_file "$v1_f2" "$f2_size"; then
+		skipped=$((skipped + 1))
+		echo "skip - cgroup v1 memory: the test files' page cache could not be dropped"
+		v1_cleanup
+		return
+	fi
+	v1_holder "$v1_cg" 'busybox cat "$F1" >/dev/null; exec 3<"$F1"'
+	v1_holder "$v1_cg/r" 'busybox cat "$F2" "$F2" >/dev/null; exec 3<"$F2"'
+	for _ in $(seq 200); do
+		[ -e "/proc/${v1_pids[0]}/fd/3" ] && [ -e "/proc/${v1_pids[1]}/fd/3" ] && break
+		sleep 0.05
+	done
+	sleep 2 # the kernel flushes memcg statistics every 2 s
+	if ! v1_scan; then
+		fail "cgroup v1 memory: the page cache never held still for a scan"
+		v1_cleanup
+		return
+	fi
+	if grep -q "scan cut" "$work/v1.err"; then
+		fail "cgroup v1 memory: the scan was cut by its time budget: $(cat "$work/v1.err")"
+	fi
+	check "default root on this host is the v1 memory hierarchy (log)" \
+		grep -q "memory hierarchy at $v1 " "$work/v1.err"
+	total=$(v1_stat "$v1_cg" total_cache) cache=$(v1_stat "$v1_cg" cache)
+	echo "     v1 oracle: $label cache=$cache total_cache=$total" \
+		"total_workingset_refault_file=$(v1_stat "$v1_cg" total_workingset_refault_file);" \
+		"$label/r total_cache=$(v1_stat "$v1_cg/r" total_cache)" \
+		"total_workingset_refault_file=$(v1_stat "$v1_cg/r" total_workingset_refault_file)"
+	check "premise: the parent is charged its file, its child's pages on top (0 < $cache < $total)" \
+		test "$cache" -gt 0 -a "$total" -gt "$cache"
+	eq "v1: memory_file_bytes of the parent = its memory.stat total_cache (with the child's)" \
+		"$(v1_value cachestat_cgroup_memory_file_bytes "cgroup=\"$label\"")" "$total"
+	eq "v1: memory_file_bytes of the child = its memory.stat total_cache" \
+		"$(v1_value cachestat_cgroup_memory_file_bytes "cgroup=\"$label/r\"")" \
+		"$(v1_stat "$v1_cg/r" total_cache)"
+	check "premise: the child refaulted ($(v1_stat "$v1_cg/r" total_workingset_refault_file))" \
+		test "$(v1_stat "$v1_cg/r" total_workingset_refault_file)" -gt 0
+	eq "v1: workingset_refault_file of the child = memory.stat total_workingset_refault_file" \
+		"$(v1_value cachestat_cgroup_workingset_refault_file_total "cgroup=\"$label/r\"")" \
+		"$(v1_stat "$v1_cg/r" total_workingset_refault_file)"
+	eq "v1: workingset_refault_file of the parent = memory.stat total_workingset_refault_file" \
+		"$(v1_value cachestat_cgroup_workingset_refault_file_total "cgroup=\"$label\"")" \
+		"$(v1_stat "$v1_cg" total_workingset_refault_file)"
+	eq "v1: workingset_refault_anon of the parent = memory.stat total_workingset_refault_anon" \
+		"$(v1_value cachestat_cgroup_workingset_refault_anon_total "cgroup=\"$label\"")" \
+		"$(v1_stat "$v1_cg" total_workingset_refault_anon)"
+	check "v1: what v1 lacks is absent, not zero (activate, restore, per node)" bash -c \
+		"! grep -E '^cachestat_cgroup_(workingset_(activate|restore)_file_total|node_workingset_refault_file_total)\\{cgroup=\"$label' '$work/v1.prom'"
+	# the processes and files come from the v1 cgroups too
+	eq "v1: files of the parent (busybox, its file)" \
+		"$(v1_value cachestat_cgroup_files "cgroup=\"$label\"")" 2
+	f1=$(fincore -b -n -o RES "$v1_f1" | tr -d ' ')
+	bb=$(fincore -b -n -o RES /bin/busybox | tr -d ' ')
+	check "premise: the parent's file is cached, at most its size ($f1 of $f1_size)" \
+		test "$f1" -gt 0 -a "$f1" -le "$f1_size"
+	eq "v1: cached bytes of the parent's file = fincore" \
+		"$(v1_value cachestat_file_cached_bytes "cgroup=\"$label\",path=\"$v1_f1\"")" "$f1"
+	eq "v1: cached bytes of the parent = its file + busybox (fincore)" \
+		"$(v1_value cachestat_cgroup_cached_bytes "cgroup=\"$label\"")" $((f1 + bb))
+	eq "v1: files size of the parent = the sizes of its file and busybox" \
+		"$(v1_value cachestat_cgroup_files_size_bytes "cgroup=\"$label\"")" \
+		$((f1_size + $(stat -c %s "$(readlink -f /bin/busybox)")))
+	check "v1: the child's file is listed in the child" \
+		grep -q "^cachestat_file_size_bytes{cgroup=\"$label/r\",path=\"$v1_f2\"} $f2_size$" "$work/v1.prom"
+	check "v1: --once output is clean for promtool" bash -c "promtool check metrics <'$work/v1.prom'"
+	v1_cleanup
+}
+v1_pids=() v1_cg=
+v1_memory_cases
+
 if [ "$failed" -ne 0 ]; then
 	echo "---- exporter log"
 	sed 's/^/    /' "$work/exporter.log"

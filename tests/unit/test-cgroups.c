@@ -104,12 +104,84 @@ static void test_walk(void **state)
 	assert_int_equal(system(p), 0);
 }
 
+static void test_controllers(void **state)
+{
+	static const char c[] = "cpuset cpu io memory hugetlb pids rdma misc\n";
+	static const char none[] = "\n";
+
+	(void)state;
+	assert_true(cgroups_controllers_has(c, strlen(c), "memory"));
+	assert_true(cgroups_controllers_has(c, strlen(c), "cpuset"));
+	assert_true(cgroups_controllers_has(c, strlen(c), "misc"));
+	assert_false(cgroups_controllers_has(c, strlen(c), "mem"));
+	assert_false(cgroups_controllers_has(c, strlen(c), "memory hugetlb"));
+	assert_false(cgroups_controllers_has(none, strlen(none), "memory"));
+	assert_false(cgroups_controllers_has(c, strlen("cpuset cpu io memo"), "memory"));
+}
+
+/* A directory that is no cgroup file system is walked as given, with a warning. */
+static void test_resolve_plain_dir(void **state)
+{
+	char dir[] = "/tmp/cse-cg-XXXXXX";
+	struct cgroups_root root;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(cgroups_resolve_root(dir, true, &root), 0);
+	assert_string_equal(root.path, dir);
+	assert_int_equal(root.layout, CGROUPS_V2);
+	assert_true(root.note_warn);
+	assert_non_null(strstr(root.note, dir));
+	cgroups_root_done(&root);
+	assert_null(root.path);
+	/* a path that does not exist is kept: the scan reports it */
+	assert_int_equal(cgroups_resolve_root("/nonexistent/cg", true, &root), 0);
+	assert_string_equal(root.path, "/nonexistent/cg");
+	assert_null(root.note);
+	cgroups_root_done(&root);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* On a hybrid host (the build machines): the default finds the v1 memory hierarchy. */
+static void test_resolve_hybrid_host(void **state)
+{
+	struct cgroups_root root;
+	char buf[64] = "";
+	FILE *f;
+
+	(void)state;
+	f = fopen("/sys/fs/cgroup/unified/cgroup.controllers", "re");
+	if (!f || !cgroups_is_v2(fileno(f)) || access("/sys/fs/cgroup/memory/memory.stat", F_OK) != 0) {
+		if (f)
+			fclose(f);
+		skip(); /* not this layout */
+	}
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	if (cgroups_controllers_has(buf, strlen(buf), "memory"))
+		skip();
+	assert_int_equal(cgroups_resolve_root("/sys/fs/cgroup", false, &root), 0);
+	assert_string_equal(root.path, "/sys/fs/cgroup/memory");
+	assert_int_equal(root.layout, CGROUPS_V1_MEMORY);
+	assert_false(root.note_warn);
+	cgroups_root_done(&root);
+	/* given as the v2 mount, it is walked as asked */
+	assert_int_equal(cgroups_resolve_root("/sys/fs/cgroup/unified", true, &root), 0);
+	assert_string_equal(root.path, "/sys/fs/cgroup/unified");
+	assert_int_equal(root.layout, CGROUPS_V2);
+	cgroups_root_done(&root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_procs),
 		cmocka_unit_test(test_procs_malformed),
 		cmocka_unit_test(test_walk),
+		cmocka_unit_test(test_controllers),
+		cmocka_unit_test(test_resolve_plain_dir),
+		cmocka_unit_test(test_resolve_hybrid_host),
 	};
 
 	return cmocka_run_group_tests_name("cgroups", tests, NULL, NULL);
