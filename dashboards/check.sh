@@ -17,6 +17,7 @@ py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 tool=("$py" "$here/tools/dashtool.py")
 dashboard=$here/cachestat.json
+# shellcheck source=SCRIPTDIR/../scripts/lib-check.sh
 . "$here/../scripts/lib-check.sh"
 
 missing=()
