@@ -243,15 +243,17 @@ time.sleep(120)
 	for _ in $(seq 50); do grep -q ready "$d/holder.out" && break; sleep 0.1; done
 
 	# cached bytes of the test cgroup as seen with the given setpriv capability list (or as root).
+	# The exporter walks the test cgroup alone (its label is then "/"): a scan of the whole tree
+	# of a busy machine can outlast the scan's time budget before it reaches the test cgroup.
 	scan() {
 		local out=$d/scan.out
 		if [ "$1" = root ]; then
-			"$d/cachestat_exporter" --once --path.cgroupfs="$cgfs" >"$out" 2>/dev/null
+			"$d/cachestat_exporter" --once --path.cgroupfs="$cg" >"$out" 2>/dev/null
 		else
 			setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps="-all$1" --ambient-caps="-all$1" \
-				--bounding-set="-all$1" "$d/cachestat_exporter" --once --path.cgroupfs="$cgfs" >"$out" 2>/dev/null
+				--bounding-set="-all$1" "$d/cachestat_exporter" --once --path.cgroupfs="$cg" >"$out" 2>/dev/null
 		fi
-		awk -v m="cachestat_cgroup_cached_bytes{cgroup=\"/$name\"}" '$1 == m { print $2 }' "$out"
+		awk -v m='cachestat_cgroup_cached_bytes{cgroup="/"}' '$1 == m { print $2 }' "$out"
 	}
 	caps=$(sed -n 's/^AmbientCapabilities=//p' "$unit" | tr 'A-Z' 'a-z')
 	if grep -q ready "$d/holder.out"; then
