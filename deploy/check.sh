@@ -4,8 +4,14 @@
 #  - `cloud-init schema` over the cloud-config files in deploy/cloud-init/;
 #  - `systemd-analyze verify` and an offline `systemd-analyze security` of the unit, and the unit's
 #    capabilities and hardening against what deploy/README.md promises;
+#  - the runtime packages derived from the built binary, against every list of them in deploy/;
 #  - `promtool check config` of the Prometheus configs, with the rules of dashboards/rules/;
-#  - the Kubernetes manifests' structure (host PID, read-only cgroup mount, the unit's capabilities);
+#  - the PrometheusRule generated from dashboards/rules/ (deploy/tools/gen-prometheusrule.py);
+#  - every Kubernetes manifest against the Kubernetes and Prometheus Operator schemas (npm
+#    packages pinned in deploy/tools/schemas, installed once into a cache outside the tree),
+#    and a broken copy of each kind rejected;
+#  - the Kubernetes manifests' structure (host PID, read-only cgroup mount, the unit's capabilities,
+#    Pod Security, priority, probes, the ConfigMap's config loaded by the exporter, the PodMonitor);
 #  - that the pieces agree: the binary path, the rule directory, the job names.
 # One line per check; the last line is "N passed, N failed, N skipped". Exit status 1 on failure.
 set -uo pipefail
