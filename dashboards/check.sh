@@ -3,6 +3,8 @@
 #  - every rule file loads (promtool check rules) and its unit tests pass (promtool test rules);
 #  - alerts follow the naming, label and annotation conventions and each has a firing and a quiet test;
 #  - every PromQL expression of the dashboard parses once its variables are substituted;
+#  - the namespace / pod / container names of rules/cachestat.identity.yml filter the dashboard's
+#    own queries (promtool test rules on the queries, kube-state-metrics-shaped input);
 #  - the dashboard follows the conventions (schemaVersion, uid, titles, descriptions, units,
 #    job/instance filters, $__rate_interval);
 #  - each of those checks can fail: broken copies of the dashboard and of the alerts must be rejected.
@@ -15,6 +17,7 @@ py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 tool=("$py" "$here/tools/dashtool.py")
 dashboard=$here/cachestat.json
+# shellcheck source=SCRIPTDIR/../scripts/lib-check.sh
 . "$here/../scripts/lib-check.sh"
 
 missing=()
@@ -61,17 +64,27 @@ else
 	ko "dashboard expressions parse (promtool check rules)"
 fi
 n_expr=$(cat "$tmp/count" 2>/dev/null || echo 0)
-if "$here"/queries.sh --job cachestat --instance 'vm:9451' --cgroup '/a\.slice/b' >"$tmp/q" 2>"$tmp/out" &&
+if "$here"/queries.sh --job cachestat --instance 'vm:9451' --cgroup '/a\.slice/b' --namespace 'shop' >"$tmp/q" 2>"$tmp/out" &&
 	[ "$(grep -c . "$tmp/q")" -eq "$n_expr" ] && ! grep -q '\$' "$tmp/q" &&
-	grep -q 'cgroup=~"/a\\\\.slice/b"' "$tmp/q"; then
+	grep -q 'cgroup=~"/a\\\\.slice/b"' "$tmp/q" && grep -q 'namespace=~"shop", pod=~".\*"' "$tmp/q"; then
 	ok "queries.sh prints all $n_expr expressions, variables substituted"
 else
 	ko "queries.sh prints all $n_expr expressions, variables substituted"
 fi
 
+# The namespace / pod / container variables filter what the panels show: the dashboard's
+# cached-bytes query with kube-state-metrics-shaped input, through the identity rules.
+"${tool[@]}" filtertest "$tmp/filter.test.yml"
+run "namespace / pod / container variables filter the panels (promtool test rules)" \
+	promtool test rules "$tmp/filter.test.yml"
+"${tool[@]}" mutate --dashboard "$dashboard" no-namespace-filter "$tmp/broken.json"
+"${tool[@]}" filtertest --dashboard "$tmp/broken.json" "$tmp/filter.test.yml"
+reject "the filter test catches a panel that ignores \$namespace" promtool test rules "$tmp/filter.test.yml"
+
 # The dashboard checks can fail: every broken copy must be rejected.
 for m in schema-version uid no-title no-description no-unit no-instance-filter bare-metric \
-	fixed-rate-window multi-value-equals unknown-variable missing-panel datasource-hardcoded; do
+	fixed-rate-window multi-value-equals unknown-variable unused-variable missing-panel datasource-hardcoded \
+	no-namespace-filter no-identity-join variable-chain-broken; do
 	"${tool[@]}" mutate --dashboard "$dashboard" "$m" "$tmp/broken.json"
 	reject "lint rejects a dashboard with mutation $m" "${tool[@]}" lint --dashboard "$tmp/broken.json"
 done

@@ -4,8 +4,14 @@
 #  - `cloud-init schema` over the cloud-config files in deploy/cloud-init/;
 #  - `systemd-analyze verify` and an offline `systemd-analyze security` of the unit, and the unit's
 #    capabilities and hardening against what deploy/README.md promises;
+#  - the runtime packages derived from the built binary, against every list of them in deploy/;
 #  - `promtool check config` of the Prometheus configs, with the rules of dashboards/rules/;
-#  - the Kubernetes manifests' structure (host PID, read-only cgroup mount, the unit's capabilities);
+#  - the PrometheusRule generated from dashboards/rules/ (deploy/tools/gen-prometheusrule.py);
+#  - every Kubernetes manifest against the Kubernetes and Prometheus Operator schemas (npm
+#    packages pinned in deploy/tools/schemas, installed once into a cache outside the tree),
+#    and a broken copy of each kind rejected;
+#  - the Kubernetes manifests' structure (host PID, read-only cgroup mount, the unit's capabilities,
+#    Pod Security, priority, probes, the ConfigMap's config loaded by the exporter, the PodMonitor);
 #  - that the pieces agree: the binary path, the rule directory, the job names.
 # One line per check; the last line is "N passed, N failed, N skipped". Exit status 1 on failure.
 set -uo pipefail
@@ -13,6 +19,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 unit=deploy/systemd/cachestat-exporter.service
+# shellcheck source=SCRIPTDIR/../scripts/lib-check.sh
 . scripts/lib-check.sh
 
 # Debian's Python, whose PyYAML is the one deps.txt installs (not whatever python3 is first in PATH).
@@ -69,6 +76,15 @@ if systemd-analyze security --offline=yes --threshold=30 "$tmp/unit/cachestat-ex
 else
 	cp "$tmp/sec" "$tmp/out"
 	ko "systemd-analyze security: exposure above 3.0"
+fi
+# deploy/README.md quotes the figure: it must be the one measured.
+exposure=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' "$tmp/sec")
+quoted=$(sed -n 's/.*`systemd-analyze security cachestat-exporter` rates it \([0-9.]*\).*/\1/p' deploy/README.md)
+if [ -n "$exposure" ] && [ "$quoted" = "$exposure" ]; then
+	ok "deploy/README.md quotes the measured exposure level $exposure"
+else
+	: >"$tmp/out"
+	ko "deploy/README.md quotes exposure level ${quoted:-none}, systemd-analyze security measures ${exposure:-nothing}"
 fi
 
 tally "$py" - "$unit" <<'PY'
@@ -133,6 +149,56 @@ else
 	ok "systemd-analyze verify catches a bad setting"
 fi
 
+# --- Runtime libraries ------------------------------------------------------------------------
+# The Debian packages the binary needs at run time, derived from the built binary: its NEEDED
+# entries (objdump -p), the files ldd resolves them to, the packages dpkg -S says own them, in
+# link order, without libc6. Every list of them in deploy/ must be exactly that set, so that
+# none drifts when the exporter links one more library.
+# dpkg_owner FILE: the package owning FILE, trying its real path and the /usr-merged twin.
+dpkg_owner() {
+	local p q
+	for p in "$1" "$(readlink -f "$1")"; do
+		for q in "$p" "${p#/usr}" "/usr$p"; do
+			dpkg -S "$q" 2>/dev/null | sed -n '1s/:.*//p' | grep . && return 0
+		done
+	done
+	return 1
+}
+runtime_packages() {
+	local soname path pkg
+	while read -r soname; do
+		path=$(ldd "$exe" | awk -v s="$soname" '$1 == s && $2 == "=>" { print $3 }')
+		pkg=$( [ -n "$path" ] && dpkg_owner "$path") || pkg="?$soname"
+		[ "$pkg" = libc6 ] || printf '%s\n' "$pkg"
+	done < <(objdump -p "$exe" | awk '$1 == "NEEDED" { print $2 }') | awk '!seen[$0]++' | paste -sd ' '
+}
+if [ "$exe" = /bin/true ]; then
+	skipped "runtime libraries: exporter/cachestat_exporter is not built (make -C exporter), nothing to derive the list from"
+elif ! command -v objdump >/dev/null; then
+	skipped "runtime libraries: objdump missing (package binutils)"
+else
+	runtime=$(runtime_packages)
+	tally "$py" - "$runtime" deploy/README.md deploy/cloud-init/user-data.yaml deploy/kubernetes/daemonset.yaml <<'PY'
+import re, sys
+want = sys.argv[1].split()
+print(("FAIL: runtime libraries: cannot tell the package of %s" % " ".join(w[1:] for w in want if w.startswith("?")))
+      if any(w.startswith("?") for w in want) else "PASS: runtime libraries of the binary: %s" % " ".join(want))
+for path in sys.argv[2:]:
+    lists = []
+    for n, line in enumerate(open(path, encoding="utf-8"), 1):
+        got = set(re.findall(r"\b(lib[a-z0-9][a-z0-9.+-]*[0-9])\b", line)) - {"libc6"}
+        if got & set(want):
+            lists.append((n, got))
+    problems = ["line %d lacks %s" % (n, " ".join(w for w in want if w not in got)) for n, got in lists if set(want) - got]
+    problems += ["line %d names %s, which the binary does not need" % (n, " ".join(sorted(got - set(want))))
+                 for n, got in lists if got - set(want)]
+    if not lists:
+        problems.append("no list of the runtime packages")
+    print(("FAIL: runtime libraries listed in %s: %s" % (path, "; ".join(problems))) if problems
+          else "PASS: runtime libraries listed in %s (%d place%s) are the binary's" % (path, len(lists), "s"[:len(lists) > 1]))
+PY
+fi
+
 # --- The unit's capabilities, on this machine's kernel -----------------------------------------
 # A process of another user holds a private (0600) file open and maps a file it then deletes.
 # The exporter, run as nobody with exactly the unit's ambient capabilities, must count that
@@ -183,15 +249,17 @@ time.sleep(120)
 	for _ in $(seq 50); do grep -q ready "$d/holder.out" && break; sleep 0.1; done
 
 	# cached bytes of the test cgroup as seen with the given setpriv capability list (or as root).
+	# The exporter walks the test cgroup alone (its label is then "/"): a scan of the whole tree
+	# of a busy machine can outlast the scan's time budget before it reaches the test cgroup.
 	scan() {
 		local out=$d/scan.out
 		if [ "$1" = root ]; then
-			"$d/cachestat_exporter" --once --path.cgroupfs="$cgfs" >"$out" 2>/dev/null
+			"$d/cachestat_exporter" --once --path.cgroupfs="$cg" >"$out" 2>/dev/null
 		else
 			setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps="-all$1" --ambient-caps="-all$1" \
-				--bounding-set="-all$1" "$d/cachestat_exporter" --once --path.cgroupfs="$cgfs" >"$out" 2>/dev/null
+				--bounding-set="-all$1" "$d/cachestat_exporter" --once --path.cgroupfs="$cg" >"$out" 2>/dev/null
 		fi
-		awk -v m="cachestat_cgroup_cached_bytes{cgroup=\"/$name\"}" '$1 == m { print $2 }' "$out"
+		awk -v m='cachestat_cgroup_cached_bytes{cgroup="/"}' '$1 == m { print $2 }' "$out"
 	}
 	caps=$(sed -n 's/^AmbientCapabilities=//p' "$unit" | tr 'A-Z' 'a-z')
 	if grep -q ready "$d/holder.out"; then
@@ -248,6 +316,77 @@ else
 	ko "promtool check config deploy/prometheus/kubernetes-scrape.yml"
 fi
 
+# --- Kubernetes: the PrometheusRule is generated from dashboards/rules ----------------------------
+gen=deploy/tools/gen-prometheusrule.py
+if "$py" "$gen" >"$tmp/prometheusrule.yaml" 2>"$tmp/out" &&
+	diff -u deploy/kubernetes/prometheusrule.yaml "$tmp/prometheusrule.yaml" >"$tmp/out" 2>&1; then
+	ok "kubernetes: prometheusrule.yaml is what $gen makes of dashboards/rules"
+else
+	ko "kubernetes: prometheusrule.yaml differs from dashboards/rules: run $gen >deploy/kubernetes/prometheusrule.yaml"
+fi
+# ... and the comparison can fail: a rule file whose first group is renamed must not match.
+mkdir -p "$tmp/rules"
+cp dashboards/rules/*.yml "$tmp/rules/"
+sed -i '0,/- name: /s/- name: \(.*\)/- name: \1-renamed/' "$tmp/rules/$(ls "$tmp/rules" | head -n 1)"
+reject "kubernetes: the comparison notices a changed rule file" \
+	sh -c '"$1" "$2" --rules-dir "$3" | diff -q deploy/kubernetes/prometheusrule.yaml -' sh "$py" "$gen" "$tmp/rules"
+
+# --- Kubernetes: every manifest against the real schemas -----------------------------------------
+# Kubernetes' OpenAPI models and the Prometheus Operator's CRDs, from npm at the versions pinned in
+# deploy/tools/schemas/package-lock.json, installed once into a cache outside the repository.
+schemas=${CACHESTAT_SCHEMA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cachestat-exporter/deploy-schemas}
+install_schemas() {
+	if cmp -s deploy/tools/schemas/package-lock.json "$schemas/installed-lock.json" && [ -d "$schemas/node_modules" ]; then
+		return 0
+	fi
+	mkdir -p "$schemas" && rm -f "$schemas/installed-lock.json" &&
+		cp deploy/tools/schemas/package.json deploy/tools/schemas/package-lock.json "$schemas/" &&
+		(cd "$schemas" && npm ci --no-audit --no-fund --loglevel=error) &&
+		cp deploy/tools/schemas/package-lock.json "$schemas/installed-lock.json"
+}
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	: >"$tmp/out"
+	ko "kubernetes schemas: node and npm are needed (Debian packages nodejs and npm; deploy/deps.txt)"
+elif ! install_schemas >"$tmp/out" 2>&1; then
+	ko "kubernetes schemas: npm ci of deploy/tools/schemas into $schemas failed"
+else
+	ok "kubernetes schemas: $(cd "$schemas" && node -p 'const v = (p) => require(p + "/package.json").version;
+		"kubernetes-models " + v("kubernetes-models") + ", @kubernetes-models/prometheus-operator " +
+		v("@kubernetes-models/prometheus-operator")' 2>&1) in $schemas"
+	# The manifests as JSON: one entry per document. kustomization.yaml is no API object.
+	"$py" - >"$tmp/manifests.json" <<'PY'
+import glob, json, yaml
+out = []
+for path in sorted(glob.glob("deploy/kubernetes/**/*.yaml", recursive=True)):
+    if path.endswith("/kustomization.yaml"):
+        continue
+    for doc in yaml.safe_load_all(open(path, encoding="utf-8")):
+        if doc:
+            out.append({"file": path, "doc": doc})
+print(json.dumps(out))
+PY
+	NODE_PATH=$schemas/node_modules tally node deploy/tools/schemas/validate.js <"$tmp/manifests.json"
+	NODE_PATH=$schemas/node_modules tally node deploy/tools/schemas/validate.js --broken <"$tmp/manifests.json"
+fi
+
+# --- Kubernetes: the ConfigMap's --config.file loads ----------------------------------------------
+"$py" -c 'import sys, yaml; sys.stdout.write(yaml.safe_load(open(sys.argv[1]))["data"]["config.json"])' \
+	deploy/kubernetes/configmap.yaml >"$tmp/config.json" 2>"$tmp/out"
+if [ "$exe" = /bin/true ]; then
+	run "kubernetes: the ConfigMap's config.json is JSON (the exporter is not built to load it)" \
+		"$py" -m json.tool "$tmp/config.json"
+else
+	# A scan of empty directories: only the config is at stake.
+	mkdir -p "$tmp/empty/cgroup" "$tmp/empty/proc"
+	once() {
+		"$exe" --once --no-security.drop-privileges --config.file="$1" \
+			--path.cgroupfs="$tmp/empty/cgroup" --path.procfs="$tmp/empty/proc"
+	}
+	run "kubernetes: the exporter loads the ConfigMap's config.json (--once --config.file)" once "$tmp/config.json"
+	sed 's/"limits"/"limitz"/' "$tmp/config.json" >"$tmp/config-broken.json"
+	reject "kubernetes: the exporter refuses the ConfigMap's config.json with an unknown key" once "$tmp/config-broken.json"
+fi
+
 # --- Kubernetes and agreement between the parts --------------------------------------------------
 tally "$py" - "$unit" <<'PY'
 import glob, os, re, sys
@@ -277,8 +416,9 @@ c = containers[0]
 sc = c.get("securityContext") or {}
 capctx = sc.get("capabilities") or {}
 
-check("kubernetes: DaemonSet, Service and ServiceAccount present",
-      [k for k in ("DaemonSet", "Service", "ServiceAccount") if k not in docs])
+KINDS = ("Namespace", "PriorityClass", "ServiceAccount", "ConfigMap", "DaemonSet", "Service", "PodMonitor",
+         "PrometheusRule")
+check("kubernetes: %s present" % ", ".join(KINDS), [k for k in KINDS if k not in docs])
 check("kubernetes: DaemonSet shares the host PID namespace", [] if spec.get("hostPID") is True else ["hostPID is not true"])
 check("kubernetes: capabilities drop ALL and add exactly the unit's",
       ([] if capctx.get("drop") == ["ALL"] else ["drop is %r" % capctx.get("drop")])
@@ -335,6 +475,74 @@ namespaces.discard(None)
 if len(namespaces) != 1:
     problems.append("objects spread over namespaces %r" % sorted(namespaces))
 check("kubernetes: own token-less ServiceAccount, one namespace", problems)
+
+# Pod Security admission: hostPID, hostPath volumes and capabilities beyond the baseline list
+# (SYS_PTRACE, DAC_READ_SEARCH, CHECKPOINT_RESTORE) are allowed by the "privileged" level only.
+ns = get("Namespace")
+ns_labels = ns.get("metadata", {}).get("labels") or {}
+problems = []
+if ns.get("metadata", {}).get("name") not in namespaces:
+    problems.append("Namespace %r is not the objects' %r" % (ns.get("metadata", {}).get("name"), sorted(namespaces)))
+if ns_labels.get("pod-security.kubernetes.io/enforce") != "privileged":
+    problems.append("pod-security.kubernetes.io/enforce is %r" % ns_labels.get("pod-security.kubernetes.io/enforce"))
+check("kubernetes: the namespace's Pod Security level is privileged (hostPID, hostPath, capabilities)", problems)
+
+classes = [d.get("metadata", {}).get("name") for _, d in docs.get("PriorityClass", [])]
+pc = spec.get("priorityClassName")
+check("kubernetes: the pod's priorityClassName is defined (%s)" % pc,
+      [] if pc and (pc in classes or pc in ("system-node-critical", "system-cluster-critical"))
+      else ["priorityClassName %r, PriorityClasses here: %r" % (pc, classes)])
+check("kubernetes: the pod runs on Linux nodes only (nodeSelector kubernetes.io/os: linux)",
+      [] if (spec.get("nodeSelector") or {}).get("kubernetes.io/os") == "linux"
+      else ["nodeSelector is %r" % spec.get("nodeSelector")])
+
+# Probes: with basic auth (--web.config.file) every path answers 401, which fails an httpGet probe.
+problems = []
+for probe in ("livenessProbe", "readinessProbe"):
+    pr = c.get(probe)
+    if not pr:
+        problems.append("no %s" % probe)
+    elif set(pr) & {"httpGet", "grpc", "exec"} or (pr.get("tcpSocket") or {}).get("port") not in ("metrics", 9451):
+        problems.append("%s is not a tcpSocket probe of the metrics port: %r" % (probe, pr))
+check("kubernetes: liveness and readiness probes that pass with basic auth on (tcpSocket on the metrics port)",
+      problems)
+
+problems = []
+cfg = next((a.split("=", 1)[1] for a in c.get("args", []) if a.startswith("--config.file=")), None)
+cms = {d.get("metadata", {}).get("name"): d for _, d in docs.get("ConfigMap", [])}
+if not cfg:
+    problems.append("no --config.file argument")
+else:
+    m = mounts.get(os.path.dirname(cfg))
+    cm_name = ((vols.get((m or {}).get("name")) or {}).get("configMap") or {}).get("name")
+    if not m:
+        problems.append("nothing mounted at %s" % os.path.dirname(cfg))
+    elif m.get("subPath"):
+        problems.append("a subPath mount never sees an edited ConfigMap")
+    elif cm_name not in cms:
+        problems.append("the volume at %s is not one of the ConfigMaps %r" % (os.path.dirname(cfg), sorted(cms)))
+    elif os.path.basename(cfg) not in (cms[cm_name].get("data") or {}):
+        problems.append("ConfigMap %s has no key %s" % (cm_name, os.path.basename(cfg)))
+check("kubernetes: --config.file is a key of the ConfigMap, mounted as a directory", problems)
+
+pm = get("PodMonitor").get("spec", {})
+problems = []
+msel = (pm.get("selector") or {}).get("matchLabels") or {}
+if not msel or any(labels.get(k) != v for k, v in msel.items()):
+    problems.append("selector %r does not match the pod labels %r" % (msel, labels))
+eps = pm.get("podMetricsEndpoints") or []
+if not eps or any(e.get("port") not in ports for e in eps):
+    problems.append("endpoints %r are not the container's named ports %r" % ([e.get("port") for e in eps], sorted(ports)))
+job = labels.get(pm.get("jobLabel") or "", "")
+if not job.startswith("cachestat"):
+    problems.append("job label from pod label %r is %r, the alerts match job=~\"cachestat.*\"" % (pm.get("jobLabel"), job))
+for e in eps:
+    drops = [r.get("regex", "") for r in e.get("relabelings") or [] if r.get("action", "").lower() == "labeldrop"]
+    for target in ("namespace", "pod", "container"):
+        if not any(re.fullmatch(rx, target) for rx in drops):
+            problems.append("target label %r is kept: it would read as the cgroup's %s" % (target, target))
+check("kubernetes: PodMonitor scrapes the DaemonSet's pods as job cachestat*, without the exporter's own pod labels",
+      problems)
 
 kust = yaml.safe_load(open("deploy/kubernetes/kustomization.yaml")) if os.path.exists("deploy/kubernetes/kustomization.yaml") else {}
 listed = set(kust.get("resources") or [])

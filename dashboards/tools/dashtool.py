@@ -9,6 +9,9 @@ Subcommands:
   mutate    write a copy of the dashboard broken in one named way (to prove lint can fail)
   mutate-rule  write a rule file in which one alert never or always fires (to prove its tests can fail)
   alerts    list the alerts of rule files
+  filtertest  write a promtool test: the dashboard's cached-bytes query, variables set to a
+            namespace, pod or container, returns the cgroups kube-state-metrics-shaped input
+            puts there (through rules/cachestat.identity.yml)
 
 Output lines of lint and rules are "PASS: what" or "FAIL: what: why"; the exit status is 1
 if any check failed. Only the Python standard library and PyYAML are used.
@@ -24,6 +27,11 @@ import sys
 
 DASHBOARD_UID = "cachestat-exporter"
 SCHEMA_VERSION = 39
+
+# The recording rule of rules/cachestat.identity.yml that names each cgroup's namespace, pod and
+# container; the per-cgroup panels join it to filter by the variables of these labels.
+IDENTITY = "cgroup:cachestat_cgroup_info:identity"
+IDENTITY_VARS = ("namespace", "pod", "container")
 
 # Grafana's built-in interval and range variables, with the values the checks use.
 BUILTINS = {
@@ -233,7 +241,11 @@ def lint(dash, report):
                  else ["variable 'datasource' is missing or not a prometheus datasource variable"])
 
     problems = []
-    filters = {"job": [], "instance": ["job"], "cgroup": ["job", "instance"]}
+    # Each variable's query filters on the variables before it: the choices narrow down.
+    filters = {"job": [], "instance": ["job"],
+               "namespace": ["job", "instance"], "pod": ["job", "instance", "namespace"],
+               "container": ["job", "instance", "namespace", "pod"],
+               "cgroup": ["job", "instance", "namespace", "pod", "container"]}
     for name, needs in filters.items():
         v = vars_.get(name)
         if not v or v.get("type") != "query":
@@ -247,7 +259,17 @@ def lint(dash, report):
         for need in needs:
             if not re.search(r'\b%s\s*=~?\s*"\$%s"' % (need, need), q):
                 problems.append("%s: query does not filter on %s" % (name, need))
-    report.check("job, instance and cgroup variables with label_values queries", problems)
+    report.check("job, instance, namespace, pod, container and cgroup variables with label_values queries",
+                 problems)
+
+    # A variable nobody reads is a selector that filters nothing.
+    problems = []
+    for name in vars_:
+        others = [v for n, v in vars_.items() if n != name]
+        text = json.dumps([dash.get("panels"), others])
+        if not any((m.group(1) or m.group(2) or m.group(3)) == name for m in VAR_RE.finditer(text)):
+            problems.append("variable $%s is used by no panel and no other variable" % name)
+    report.check("every variable is used", problems)
 
     panels = [p for p in walk_panels(dash.get("panels")) if p.get("type") != "row"]
     report.check("dashboard has panels", [] if panels else ["no panels"])
@@ -283,6 +305,21 @@ def lint(dash, report):
                 if not re.search(r'\b%s\s*=~?\s*"\$\{?%s\}?"' % (label, label), matchers):
                     problems.append("%s: %s has no %s filter" % (name, metric or "{...}", label))
     report.check("every query filters on job and instance", problems)
+
+    problems = []
+    for name, expr in exprs:
+        sels = list(selectors(expr))
+        if not any(re.search(r'\bcgroup\s*=~\s*"\$\{?cgroup\}?"', m) for _, m in sels):
+            continue
+        ids = [m for metric, m in sels if metric == IDENTITY]
+        if not ids:
+            problems.append("%s: per-cgroup query does not join %s" % (name, IDENTITY))
+        for m in ids:
+            for var in IDENTITY_VARS:
+                if not re.search(r'\b%s\s*=~\s*"\$\{?%s\}?"' % (var, var), m):
+                    problems.append("%s: %s has no %s=~\"$%s\" filter" % (name, IDENTITY, var, var))
+    report.check("every per-cgroup query filters on namespace, pod and container (through %s)" % IDENTITY,
+                 problems)
 
     problems = []
     for name, expr in exprs:
@@ -327,6 +364,7 @@ def exprs_substituted(dash, values):
 def cmd_exprs(args):
     dash = load(args.dashboard)
     values = {"job": args.job, "instance": args.instance, "cgroup": args.cgroup,
+              "namespace": args.namespace, "pod": args.pod, "container": args.container,
               "datasource": "prometheus", "__rate_interval": args.rate_interval}
     for kind, name, expr in exprs_substituted(dash, values):
         if args.panels_only and kind != "panel":
@@ -338,7 +376,7 @@ def cmd_exprs(args):
 def cmd_rulefile(args):
     dash = load(args.dashboard)
     values = {"job": "cachestat", "instance": "localhost:9451", "cgroup": "/system.slice/db.service",
-              "datasource": "prometheus"}
+              "namespace": "shop", "pod": "web-0", "container": "nginx", "datasource": "prometheus"}
     out = ["groups:", "  - name: dashboard-expressions", "    rules:"]
     for i, (kind, name, expr) in enumerate(exprs_substituted(dash, values)):
         out.append("      # %s %s" % (kind, name.replace("\n", " ")))
@@ -427,6 +465,16 @@ MUTATIONS = {
     "missing-panel": lambda d: d.update(panels=[p for p in d["panels"]
                                                 if "topk(" not in json.dumps(p.get("targets", []))]),
     "datasource-hardcoded": lambda d: first_panel(d).update(datasource={"type": "prometheus", "uid": "abc123"}),
+    "unused-variable": lambda d: d["templating"]["list"].append(dict(
+        variables(d)["cgroup"], name="node", label="Node",
+        query='label_values(cachestat_build_info{job="$job", instance="$instance"}, node_name)',
+        definition='label_values(cachestat_build_info{job="$job", instance="$instance"}, node_name)')),
+    "no-namespace-filter": lambda d: _replace_expr(d, ', namespace=~"$namespace"', ""),
+    "no-identity-join": lambda d: _replace_expr(
+        d, ' * on (job, instance, cgroup) group_left (display) %s{job="$job", instance="$instance", '
+        'namespace=~"$namespace", pod=~"$pod", container=~"$container"}' % IDENTITY, ""),
+    "variable-chain-broken": lambda d: variables(d)["pod"].update(
+        query='label_values(%s{job="$job", instance="$instance"}, pod)' % IDENTITY),
     "bad-promql": lambda d: _replace_expr(d, "cachestat_cgroup_cached_bytes{", "sum by (cgroup (cachestat_cgroup_cached_bytes{"),
 }
 
@@ -456,6 +504,55 @@ def cmd_mutate_rule(args):
     return 0
 
 
+# Cgroups of one node for filtertest: (cgroup, info labels, cached bytes, display).
+FILTER_UID = "0f7c2a4e-3b1d-4c8e-9a6f-5d2e1b7c8a90"
+FILTER_ID = "5be1ecc7935f1dd85635d4feedaf660594030253cc97c9e9ca3819ffeac36b65"
+FILTER_POD_CG = "/kubepods.slice/kubepods-pod%s.slice" % FILTER_UID.replace("-", "_")
+FILTER_CGROUPS = [
+    (FILTER_POD_CG, 'pod_uid="%s",pod_qos="guaranteed"' % FILTER_UID, 100, "shop/web-0"),
+    (FILTER_POD_CG + "/cri-containerd-%s.scope" % FILTER_ID,
+     'pod_uid="%s",pod_qos="guaranteed",container_runtime="containerd",container_id="%s"'
+     % (FILTER_UID, FILTER_ID), 200, "shop/web-0/nginx"),
+    ("/system.slice/db.service", 'systemd_slice="system.slice",systemd_unit="db.service"', 300,
+     "/system.slice/db.service"),
+]
+# (variable values, displays the query must return)
+FILTER_CASES = [
+    ({}, ["shop/web-0", "shop/web-0/nginx", "/system.slice/db.service"]),
+    ({"namespace": "shop"}, ["shop/web-0", "shop/web-0/nginx"]),
+    ({"namespace": "shop", "pod": "web-0", "container": "nginx"}, ["shop/web-0/nginx"]),
+    ({"namespace": "kube-system"}, []),
+]
+
+
+def cmd_filtertest(args):
+    import yaml
+    dash = load(args.dashboard)
+    base = {"job": "cachestat", "instance": "node-a", "cgroup": ".+", "namespace": ".*", "pod": ".*",
+            "container": ".*", "datasource": "prometheus"}
+    target = 'job="cachestat",instance="node-a"'
+    series = [{"series": 'kube_pod_info{namespace="shop",pod="web-0",uid="%s"}' % FILTER_UID, "values": "1x4"},
+              {"series": 'kube_pod_container_info{namespace="shop",pod="web-0",container="nginx",'
+                         'container_id="containerd://%s"}' % FILTER_ID, "values": "1x4"}]
+    for cg, labels, value, _ in FILTER_CGROUPS:
+        series.append({"series": 'cachestat_cgroup_info{%s,cgroup="%s",%s}' % (target, cg, labels), "values": "1x4"})
+        series.append({"series": 'cachestat_cgroup_cached_bytes{%s,cgroup="%s"}' % (target, cg),
+                       "values": "%dx4" % value})
+    tests = []
+    for values, displays in FILTER_CASES:
+        exprs = [e for k, n, e in exprs_substituted(dash, dict(base, **values))
+                 if k == "panel" and "cachestat_cgroup_cached_bytes{" in e]
+        samples = [{"labels": '{%s,cgroup="%s",display="%s"}' % (target, cg, disp), "value": value}
+                   for cg, _, value, disp in FILTER_CGROUPS if disp in displays]
+        tests.append({"expr": exprs[0], "eval_time": "1m", "exp_samples": samples})
+    doc = {"rule_files": [os.path.abspath(args.rules)], "evaluation_interval": "15s",
+           "tests": [{"name": "dashboard cached bytes filtered by namespace, pod and container",
+                      "interval": "15s", "input_series": series, "promql_expr_test": tests}]}
+    with open(args.output, "w", encoding="utf-8") as f:
+        yaml.safe_dump(doc, f, sort_keys=False)
+    return 0
+
+
 def cmd_alerts(args):
     for path in args.rule_files:
         for group in (load_yaml(path) or {}).get("groups", []):
@@ -476,6 +573,8 @@ def main():
     p.add_argument("--job", default="cachestat")
     p.add_argument("--instance", default="localhost:9451")
     p.add_argument("--cgroup", default=".+", help="regular expression for cgroup=~ (default .+)")
+    for var in IDENTITY_VARS:
+        p.add_argument("--" + var, default=".*", help="regular expression for %s=~ (default .*)" % var)
     p.add_argument("--rate-interval", default="1m")
     p.add_argument("--tsv", action="store_true", help="print kind<TAB>name<TAB>expression")
     p.add_argument("--panels-only", action="store_true", help="leave out the template variables' queries")
@@ -507,6 +606,12 @@ def main():
     p.add_argument("mode", choices=["never", "always"])
     p.add_argument("output")
     p.set_defaults(func=cmd_mutate_rule)
+
+    p = sub.add_parser("filtertest", help="write a promtool test of the namespace / pod / container filters")
+    p.add_argument("--dashboard", default=default)
+    p.add_argument("--rules", default=os.path.join(here, "..", "rules", "cachestat.identity.yml"))
+    p.add_argument("output")
+    p.set_defaults(func=cmd_filtertest)
 
     p = sub.add_parser("alerts", help="list alert names and their files")
     p.add_argument("rule_files", nargs="+")
