@@ -11,6 +11,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${CACHESTAT_EXPORTER:-$top/exporter/cachestat_exporter}
 page=$(getconf PAGESIZE)
+# shellcheck source=tests/lib/tap.sh
 . "$top/tests/lib/tap.sh"
 
 [ "$(id -u)" -eq 0 ] || skip_suite "needs root to make cgroups"

@@ -85,6 +85,7 @@ stop_exporter() {
 # start_exporter ARGS...: (re)starts "$bin" on 127.0.0.1:$port with --path.cgroupfs=$cg2 and
 # ARGS, through "${wrap[@]}" if set, and waits until it listens. On failure it counts one failed
 # result, shows the log, clears wrap and returns 1.
+# shellcheck disable=SC2154 # bin, port, cg2 and log are the suite's (see the top)
 start_exporter() {
 	stop_exporter
 	"${wrap[@]}" "$bin" --web.listen-address="127.0.0.1:$port" --path.cgroupfs="$cg2" "$@" 2>"$log" &
