@@ -13,8 +13,9 @@ for bin in "$@"; do
 	out=$(ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 "$bin" 2>&1)
 	rc=$?
 	printf '%s\n' "$out"
-	count() { printf '%s\n' "$out" | sed -n "s/^\[  $1 *\] \([0-9]\+\) test.*/\1/p" | tail -n 1; }
-	ran=$(printf '%s\n' "$out" | sed -n 's/^\[==========\] \([0-9]\+\) test(s) run\./\1/p' | tail -n 1)
+	# (cmocka writes some lines to stdout, some to stderr: a line may hold two of them)
+	count() { printf '%s\n' "$out" | grep -o "\[  $1 *\] [0-9]\+ test" | tail -n 1 | tr -dc 0-9; }
+	ran=$(printf '%s\n' "$out" | grep -o '\[==========\] [0-9]\+ test(s) run\.' | tail -n 1 | tr -dc 0-9)
 	p=$(count PASSED) f=$(count FAILED) s=$(count SKIPPED)
 	p=${p:-0} f=${f:-0} s=${s:-0}
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
