@@ -29,6 +29,9 @@ for broken in "exit127 127 no TAP, runner not found (exit 127)" "truncated 1 out
 	results "$name" "$status"
 	check "kernel log, $what: fails" grep -q '^not ok - ' "$work/$name.out"
 done
+results noexit 0
+check "kernel log, one program without its exit line: that program fails" \
+	grep -q '^not ok - kernel numa: no exit status' "$work/noexit.out"
 results good 1
 check "kernel log, good but the runner exited 1: fails" grep -q '^not ok - kernel suite: exit 1' "$work/good.out"
 
