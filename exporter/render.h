@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * render: a snapshot as Prometheus text exposition format 0.0.4, or as JSON. Knows the metric
- * names (DESIGN.md's contract), not where the numbers come from. Never reads /proc or /sys.
+ * names (the contract of docs/metrics.md), not where the numbers come from. Never reads /proc
+ * or /sys.
  */
 #pragma once
 
