@@ -21,11 +21,19 @@ list=${1:-$top/scripts/mutations.txt}
 # shellcheck source=tests/lib/tap.sh
 . "$top/tests/lib/tap.sh"
 
+# The tests of the list, built in the tree (where they stay for the next run), then copied.
+mapfile -t all_tests < <(sed -n 's/^tests: *//p' "$list" | tr ' ' '\n' | grep -v '^sh:' | sort -u)
+mapfile -t all_sh < <(sed -n 's/^tests: *//p' "$list" | grep -o 'sh:.*' | sort -u)
+make -s -C "$top/exporter" "${all_tests[@]/#/build/asan/}" >/dev/null || {
+	fail "the unit tests of the list build"
+	finish
+}
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/cse-mutate.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 # The copy keeps the mtimes, and so the unit tests already built under exporter/build.
 cp -a "$top/exporter" "$top/tests" "$top/scripts" "$scratch/"
 rm -f "$scratch/exporter/cachestat_exporter"
+
 unit() { # unit TEST...: builds and runs the unit test binaries; fails on the first that fails
 	local t
 	make -s -C "$scratch/exporter" "${@/#/build/asan/}" >"$scratch/build.log" 2>&1 || {
@@ -53,8 +61,6 @@ run() {
 }
 
 # The baseline: every test of the list passes on the code as it is.
-mapfile -t all_tests < <(sed -n 's/^tests: *//p' "$list" | tr ' ' '\n' | grep -v '^sh:' | sort -u)
-mapfile -t all_sh < <(sed -n 's/^tests: *//p' "$list" | grep -o 'sh:.*' | sort -u)
 if ! why=$(run "${all_tests[@]}" "${all_sh[@]}"); then
 	fail "baseline: the tests pass on the unmutated code (failed: $why)"
 	sed 's/^/    /' "$scratch/build.log" "$scratch/test.log" | tail -n 20
