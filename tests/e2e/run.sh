@@ -264,7 +264,7 @@ case_7() {
 	kernel_results "$RUN/kernel-tests.log" "$rc" >"$RUN/case-7.results"
 	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$RUN/kernel-tests.log" | tail -n 1)
 	note "kernel suite: ${summary:-no summary} (log: $RUN/kernel-tests.log)"
-	grep -q '^not ok - ' "$RUN/case-7.results" && fail_case "kernel suite: $(grep -c '^not ok - ' "$RUN/case-7.results") programs failed"
+	grep -q '^not ok - ' "$RUN/case-7.results" && fail_case "kernel suite: $(grep -c "^not ok - " "$RUN/case-7.results") results failed"
 	[ "$rc" -eq 0 ] || fail_case "kernel suite: exit $rc"
 }
 
