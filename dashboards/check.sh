@@ -17,16 +17,15 @@ py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 tool=("$py" "$here/tools/dashtool.py")
 dashboard=$here/cachestat.json
-# shellcheck source=SCRIPTDIR/../scripts/lib-check.sh
+# shellcheck source=scripts/lib-check.sh
 . "$here/../scripts/lib-check.sh"
 
 missing=()
 command -v promtool >/dev/null || missing+=("promtool (package prometheus)")
 "$py" -c 'import yaml' 2>/dev/null || missing+=("python3 with yaml (package python3-yaml)")
 if [ ${#missing[@]} -gt 0 ]; then
-	echo "FAIL: tools present: missing ${missing[*]}; run scripts/install-deps.sh"
-	echo "0 passed, 1 failed"
-	exit 1
+	ko "tools present: missing ${missing[*]}; run scripts/install-deps.sh"
+	finish
 fi
 ok "tools present: $(promtool --version 2>&1 | head -n 1)"
 

@@ -19,7 +19,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 unit=deploy/systemd/cachestat-exporter.service
-# shellcheck source=SCRIPTDIR/../scripts/lib-check.sh
+# shellcheck source=scripts/lib-check.sh
 . scripts/lib-check.sh
 
 # Debian's Python, whose PyYAML is the one deps.txt installs (not whatever python3 is first in PATH).

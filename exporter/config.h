@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * config: the --config.file JSON (see DESIGN.md). Parses from a buffer; errors come back as a
+ * config: the --config.file JSON (see docs/design.md). Parses from a buffer; errors come back as a
  * message naming the file and the line and column (syntax) or the key (meaning). Never logs.
  */
 #pragma once

@@ -1,14 +1,32 @@
 #!/usr/bin/env bash
 # Runs test suites one after another and adds up their results.
 # Usage: run-suites.sh NAME=COMMAND...
-# Every suite ends its output with a line "N passed, N failed" (optionally ", N skipped");
-# a suite that exits non-zero without such a line counts as one failure.
+#
+# Every suite ends its output with the line "N passed, N failed, N skipped" (tests/lib/tap.sh) and
+# prints one line per skip, "skip - WHAT (REASON)". A suite fails as a whole (one failure more)
+# when it exits non-zero without a failed result, or exits 0 without its summary line.
+# The table at the end shows passed, failed and skipped per suite, then every skip with its reason.
+# Under CI=true a skip that scripts/skip-allowlist does not list is a failure, and so is a skip
+# that the summary counts but no skip line explains.
 set -uo pipefail
 
+here=$(cd "$(dirname "$0")" && pwd)
+allowlist=${SKIP_ALLOWLIST:-$here/skip-allowlist}
 log_dir=${SUITE_LOG_DIR:-$(mktemp -d)}
 mkdir -p "$log_dir"
 total_pass=0 total_fail=0 total_skip=0
-summary=()
+summary=() skips=()
+
+# allowed SUITE TEXT: whether the allow-list lists the skip TEXT of SUITE ("SUITE ERE" lines).
+allowed() {
+	local suite re
+	[ -r "$allowlist" ] || return 1
+	while read -r suite re; do
+		case $suite in '' | '#'*) continue ;; esac
+		[ "$suite" = "$1" ] && [[ $2 =~ $re ]] && return 0
+	done <"$allowlist"
+	return 1
+}
 
 for spec in "$@"; do
 	name=${spec%%=*}
@@ -19,19 +37,46 @@ for spec in "$@"; do
 	bash -c "$cmd" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	line=$(grep -E '^([A-Za-z0-9_-]+: )?[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log" | tail -n 1)
-	pass=0 fail=0 skip=0
+	pass=0 fail=0 skip=0 note=
 	if [ -n "$line" ]; then
 		read -r pass fail skip < <(echo "$line" | sed -E 's/^[A-Za-z0-9_-]+: //; s/([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?/\1 \2 \4/')
 		skip=${skip:-0}
+	else
+		note="no summary line"
+		fail=$((fail + 1))
 	fi
 	if [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
+		note="exit $rc without a failed result"
 		fail=1
 	fi
+	# The skips, with their reasons: "skip - WHAT (REASON)", and the kernel suite's "SKIP ..." lines.
+	lines=0
+	while IFS= read -r s; do
+		lines=$((lines + 1))
+		s=${s#skip - }
+		if allowed "$name" "$s"; then
+			skips+=("$name: $s [allowed]")
+		elif [ "${CI:-}" = true ]; then
+			skips+=("$name: $s [UNEXPECTED: a failure under CI]")
+			fail=$((fail + 1))
+		else
+			skips+=("$name: $s [unexpected]")
+		fi
+	done < <(grep -E '^(skip - |SKIP )' "$log")
+	if [ "$skip" -gt "$lines" ]; then
+		skips+=("$name: $((skip - lines)) skipped without a line that says why")
+		[ "${CI:-}" = true ] && fail=$((fail + skip - lines))
+	fi
 	total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail)) total_skip=$((total_skip + skip))
-	summary+=("$(printf '%-12s %4d passed, %4d failed, %4d skipped  (exit %d, %ds)' "$name" "$pass" "$fail" "$skip" "$rc" $((SECONDS - start)))")
+	summary+=("$(printf '%-12s %4d passed, %4d failed, %4d skipped  (exit %d, %ds)%s' "$name" "$pass" "$fail" "$skip" \
+		"$rc" $((SECONDS - start)) "${note:+  $note}")")
 done
 
 echo "=== summary (logs in $log_dir)"
 printf '%s\n' "${summary[@]}"
+if [ ${#skips[@]} -gt 0 ]; then
+	echo "=== skips (allow-list: ${allowlist#"$(dirname "$here")/"})"
+	printf '  %s\n' "${skips[@]}"
+fi
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [ "$total_fail" -eq 0 ]

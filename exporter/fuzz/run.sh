@@ -25,7 +25,7 @@ fi
 # built once with the fuzzer's instrumentation and linked into every target, with the
 # libraries of FUZZ_PKGS (pkg-config names; the Makefile passes its PKGS).
 if [ -n "${FUZZ_MODULES:-}" ]; then
-	modules=($FUZZ_MODULES)
+	read -r -a modules <<<"$FUZZ_MODULES"
 else
 	modules=()
 	for f in "$src"/*.c; do

@@ -60,7 +60,7 @@ fi
 work=$(mktemp -d /var/tmp/cse-bench.XXXXXX)
 parent=$cg2/cse-bench-$$
 holders=()
-daemon= base_daemon=
+daemon='' base_daemon=''
 cleanup() {
 	local p
 	for p in $daemon $base_daemon; do kill "$p" 2>/dev/null; done

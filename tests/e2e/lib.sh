@@ -1,7 +1,9 @@
-# Shared helpers of the e2e scripts: paths, logging, the Debian mirror, waiting.
-# Sourced, not run.
+# shellcheck shell=bash
+# Shared helpers of the e2e scripts: paths, logging, the Debian mirror, waiting, the parser of the
+# kernel suite's output. Sourced, not run.
 
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck disable=SC2034 # for the scripts that source this
 TOP=$(cd "$E2E_DIR/../.." && pwd)
 BUILD_ROOT=${BUILD_ROOT:-/var/tmp/cachestat_exporter}
 E2E_ROOT=$BUILD_ROOT/e2e
@@ -41,4 +43,80 @@ lock_run() {
 	mkdir -p "$E2E_ROOT"
 	exec 8>"$E2E_ROOT/$1.lock"
 	flock -n 8 || die "another $1 is in progress (lock $E2E_ROOT/$1.lock)"
+}
+
+# kernel_results LOG STATUS: the results of the kernel suite that run-in-guest.sh printed into LOG
+# and ended with exit STATUS, one line per program in the dialect of tests/lib/tap.sh:
+#   ok - kernel PROGRAM: P passed, F failed, S skipped (exit RC)
+#   not ok - kernel PROGRAM: ... (why)
+# and one "skip - kernel PROGRAM: WHAT (skipped in the guest)" per skipped result. A program
+# passes only with its "# suite NAME: exit RC" line, an exit status of 0 (4, kselftest's "skip",
+# when every result is a skip), no failed result and at least its minimum number of results
+# (seed 6, the others 1). The suite needs its summary line and STATUS 0 beside; a log without
+# them (runner not found, truncated) fails.
+kernel_results() {
+	local log=$1 status=$2
+	awk -v status="$status" '
+	BEGIN {
+		n = split("seed kselftest numa dmesg", order, " ")
+		min["seed"] = 6; min["kselftest"] = 1; min["numa"] = 1; min["dmesg"] = 1
+	}
+	{ sub(/\r$/, "") }
+	/^(not )?ok [0-9]+ [A-Za-z0-9_-]+: / {
+		ok = $1 == "ok"
+		line = $0
+		sub(/^(not )?ok [0-9]+ /, "", line)
+		prog = line
+		sub(/:.*/, "", prog)
+		desc = substr(line, length(prog) + 3)
+		results[prog]++
+		if (ok && desc ~ / # SKIP$/) {
+			sub(/ # SKIP$/, "", desc)
+			skips[prog]++
+			printf "skip - kernel %s: %s (skipped in the guest)\n", prog, desc
+		} else if (ok) {
+			passes[prog]++
+		} else {
+			fails[prog]++
+			printf "    failed in the guest: %s\n", line
+		}
+		next
+	}
+	/^# suite [A-Za-z0-9_-]+: exit -?[0-9]+,/ {
+		prog = $3
+		sub(/:$/, "", prog)
+		rc = $5
+		sub(/,$/, "", rc)
+		exited[prog] = 1
+		code[prog] = rc
+		next
+	}
+	/^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$/ { summary = 1 }
+	END {
+		bad = 0
+		for (i = 1; i <= n; i++) {
+			p = order[i]
+			r = results[p] + 0; f = fails[p] + 0; s = skips[p] + 0
+			counts = sprintf("%d passed, %d failed, %d skipped", passes[p] + 0, f, s)
+			why = ""
+			if (!exited[p])
+				why = "no exit status (not run, or the output is cut)"
+			else if (code[p] != 0 && !(code[p] == 4 && s == r && r > 0))
+				why = "exit " code[p]
+			else if (f > 0)
+				why = f " failed"
+			else if (r < min[p])
+				why = r " results, want at least " min[p]
+			if (why == "")
+				printf "ok - kernel %s: %s (exit %s)\n", p, counts, code[p]
+			else {
+				printf "not ok - kernel %s: %s: %s\n", p, why, counts
+				bad = 1
+			}
+		}
+		if (!summary)
+			print "not ok - kernel suite: no summary line (the runner did not finish)"
+		else if (status != 0 && !bad)
+			print "not ok - kernel suite: exit " status " though every program passed"
+	}' "$log"
 }

@@ -8,18 +8,20 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$E2E_DIR/vm.sh"
+# shellcheck source=tests/lib/tap.sh
+source "$TOP/tests/lib/tap.sh"
 
 MIB=1048576
 RUN=$E2E_ROOT/run-e2e
-passed=0 failed=0 skipped=0
 all_cases="1 2 3 4 5 6 7"
 cases=${E2E_CASES:-$all_cases}
 
-fail() {
+# Inside a case (which runs in a subshell): fail_case and skip_case end the case there and then.
+fail_case() {
 	echo "FAIL: $*"
 	exit 1
 }
-skip() {
+skip_case() {
 	echo "SKIP: $*"
 	exit 3
 }
@@ -43,8 +45,8 @@ until_true() {
 			note "$what: $v"
 			return 0
 		fi
-		[ "$SECONDS" -lt "$deadline" ] || fail "$what: after ${limit} s, $expr = '${v:-no data}' (want $cond)"
-		vm_alive || fail "QEMU exited (see $RUN/console.log)"
+		[ "$SECONDS" -lt "$deadline" ] || fail_case "$what: after ${limit} s, $expr = '${v:-no data}' (want $cond)"
+		vm_alive || fail_case "QEMU exited (see $RUN/console.log)"
 		sleep 2
 	done
 }
@@ -54,7 +56,7 @@ until_absent() {
 	while :; do
 		n=$(pcount "$3")
 		[ "$n" = 0 ] && { note "$2"; return 0; }
-		[ "$SECONDS" -lt "$deadline" ] || fail "$2: still $n series of $3 after $1 s"
+		[ "$SECONDS" -lt "$deadline" ] || fail_case "$2: still $n series of $3 after $1 s"
 		sleep 2
 	done
 }
@@ -64,7 +66,7 @@ until_cmd() {
 	local limit=$1 deadline=$(($SECONDS + $1)) what=$2
 	shift 2
 	until "$@"; do
-		[ "$SECONDS" -lt "$deadline" ] || fail "$what: not after $limit s"
+		[ "$SECONDS" -lt "$deadline" ] || fail_case "$what: not after $limit s"
 		sleep 2
 	done
 	note "$what"
@@ -76,7 +78,7 @@ scrape_job() { echo 'job=~"cachestat.*"'; }
 case_1() {
 	local cg=e2e-1-A f=/scratch/e2e/1/data
 	until_true 10 "the exporter found the seed's cachestat ABI" 'cachestat_syscall_info{abi="seed"}' "v == 1"
-	g cgroup $cg && g mkfile $f 64 && g hold $cg $f || fail "workload setup"
+	g cgroup $cg && g mkfile $f 64 && g hold $cg $f || fail_case "workload setup"
 	until_true 60 "cached bytes of /$cg" "cachestat_cgroup_cached_bytes{cgroup=~\".*A\",cgroup=\"/$cg\"}" \
 		"v >= 0.95 * 64 * $MIB && v <= 1.05 * 64 * $MIB"
 	until_true 30 "per-file cached bytes of $f" \
@@ -89,11 +91,11 @@ case_2() {
 	local cg=e2e-2-dirty f=/scratch/e2e/2/data
 	# Keep the flusher from writing the pages back before Prometheus sees them dirty.
 	vm_ssh 'mkdir -p /scratch/e2e/2 && sysctl -q -w vm.dirty_expire_centisecs=60000 vm.dirty_writeback_centisecs=60000' ||
-		fail "sysctl"
-	g cgroup $cg && g write-hold $cg $f 16 || fail "workload setup"
+		fail_case "sysctl"
+	g cgroup $cg && g write-hold $cg $f 16 || fail_case "workload setup"
 	until_true 60 "dirty bytes of /$cg before fsync" "cachestat_cgroup_dirty_bytes{cgroup=\"/$cg\"}" \
 		"v >= 0.9 * 16 * $MIB"
-	vm_ssh "sync $f" || fail "fsync"
+	vm_ssh "sync $f" || fail_case "fsync"
 	until_true 30 "dirty bytes of /$cg after fsync" "cachestat_cgroup_dirty_bytes{cgroup=\"/$cg\"}" "v == 0"
 	until_true 30 "cached bytes of /$cg after fsync" "cachestat_cgroup_cached_bytes{cgroup=\"/$cg\"}" \
 		"v >= 0.95 * 16 * $MIB"
@@ -105,16 +107,16 @@ case_2() {
 case_3() {
 	local cg=e2e-3-reclaim f=/scratch/e2e/3/data sel c0 e0 r0 n0 n1 t1 d0
 	sel="cgroup=\"/$cg\""
-	g cgroup $cg && g mkfile $f 32 || fail "file setup"
+	g cgroup $cg && g mkfile $f 32 || fail_case "file setup"
 	# Read twice on node 0 so that the pages are activated (the workingset), then hold the file open.
-	g read $cg $f 0 && g read $cg $f 0 && g hold $cg $f || fail "workload setup"
+	g read $cg $f 0 && g read $cg $f 0 && g hold $cg $f || fail_case "workload setup"
 	until_true 60 "cached bytes before reclaim" "cachestat_cgroup_cached_bytes{$sel}" "v >= 0.95 * 32 * $MIB"
 	c0=$(pv "cachestat_cgroup_cached_bytes{$sel}")
 	e0=$(pv "cachestat_cgroup_recently_evicted_bytes{$sel}")
 	r0=$(pv "cachestat_cgroup_workingset_refault_file_total{$sel}")
 	n0=$(pv "cachestat_cgroup_node_workingset_refault_file_total{$sel,node=\"0\"}")
 	n1=$(pv "cachestat_cgroup_node_workingset_refault_file_total{$sel,node=\"1\"}")
-	[ -n "$r0" ] && [ -n "$n0" ] && [ -n "$n1" ] || fail "no refault counters for /$cg (memory.stat collector)"
+	[ -n "$r0" ] && [ -n "$n0" ] && [ -n "$n1" ] || fail_case "no refault counters for /$cg (memory.stat collector)"
 
 	# A quarter of what the cgroup holds. Reclaiming it all would empty its LRU, and the shadow entries with
 	# it; and an evicted page is "recent" only while its refault distance fits in the cgroup's active file
@@ -129,7 +131,7 @@ case_3() {
 		"v > $e0"
 
 	# Re-read from the same cgroup with its memory on node 1: the refaults belong to node 1.
-	g read $cg $f 1 || fail "re-read"
+	g read $cg $f 1 || fail_case "re-read"
 	until_true 60 "refaults of /$cg after re-reading" "cachestat_cgroup_workingset_refault_file_total{$sel}" \
 		"v - $r0 >= 1024"
 	t1=$(pv "cachestat_cgroup_workingset_refault_file_total{$sel}")
@@ -137,7 +139,7 @@ case_3() {
 		"v - $n1 >= 0.9 * ($t1 - $r0)"
 	d0=$(pv "cachestat_cgroup_node_workingset_refault_file_total{$sel,node=\"0\"}")
 	awk -v a="$d0" -v b="$n0" -v t="$t1" -v r="$r0" 'BEGIN { exit !(a - b <= 0.1 * (t - r)) }' ||
-		fail "refaults counted on node 0 too: $n0 -> $d0 of $((${t1%.*} - ${r0%.*})) in all"
+		fail_case "refaults counted on node 0 too: $n0 -> $d0 of $((${t1%.*} - ${r0%.*})) in all"
 	note "refaults on node 0: $n0 -> $d0"
 	g remove $cg
 }
@@ -145,14 +147,14 @@ case_3() {
 # Case 4: a deleted but open file counts; a file that only the config assigns to cgroup B counts for B.
 case_4() {
 	local cg=e2e-4-deleted f=/scratch/e2e/4/deleted-data b=e2e-4-B dir=/scratch/e2e-4-B
-	g cgroup $cg && g mkfile $f 8 && g hold $cg $f && vm_ssh "rm $f" || fail "workload setup"
+	g cgroup $cg && g mkfile $f 8 && g hold $cg $f && vm_ssh "rm $f" || fail_case "workload setup"
 	until_true 60 "cached bytes of /$cg (file deleted)" "cachestat_cgroup_cached_bytes{cgroup=\"/$cg\"}" \
 		"v >= 0.95 * 8 * $MIB"
 	until_true 30 "per-file series of the deleted file" \
 		"max(cachestat_file_cached_bytes{cgroup=\"/$cg\",path=~\"$f.*\"})" "v >= 0.95 * 8 * $MIB"
 	# /$b has no process: its files come from the exporter's config (exporter-config.json) alone.
 	g cgroup $b && g mkfile $dir/one 4 && g mkfile $dir/sub/two 4 && vm_ssh "cat $dir/one $dir/sub/two >/dev/null" ||
-		fail "config setup"
+		fail_case "config setup"
 	until_true 60 "cached bytes of /$b" "cachestat_cgroup_cached_bytes{cgroup=\"/$b\"}" \
 		"v >= 0.95 * 8 * $MIB && v <= 1.05 * 8 * $MIB"
 	until_true 30 "files of /$b" "cachestat_cgroup_files{cgroup=\"/$b\"}" "v == 2"
@@ -163,7 +165,7 @@ case_4() {
 # Case 5: a file shared by two cgroups counts in both; a cgroup removed mid-run leaves without an error.
 case_5() {
 	local s1=e2e-5-S1 s2=e2e-5-S2 f=/scratch/e2e/5/shared t0
-	g cgroup $s1 && g cgroup $s2 && g mkfile $f 16 && g hold $s1 $f && g hold $s2 $f || fail "workload setup"
+	g cgroup $s1 && g cgroup $s2 && g mkfile $f 16 && g hold $s1 $f && g hold $s2 $f || fail_case "workload setup"
 	for cg in $s1 $s2; do
 		until_true 60 "cached bytes of the shared file in /$cg" \
 			"cachestat_file_cached_bytes{cgroup=\"/$cg\",path=\"$f\"}" "v >= 0.95 * 16 * $MIB"
@@ -178,9 +180,9 @@ case_5() {
 		done' &
 	local churn=$!
 	sleep 5
-	g remove $s2 || fail "removing /$s2"
+	g remove $s2 || fail_case "removing /$s2"
 	until_absent 30 "/$s2 gone from the scrape" "cachestat_cgroup_cached_bytes{cgroup=\"/$s2\"}"
-	wait $churn || fail "churn workload"
+	wait $churn || fail_case "churn workload"
 	until_true 15 "/$s1 still there" "cachestat_cgroup_cached_bytes{cgroup=\"/$s1\"}" "v >= 0.95 * 16 * $MIB"
 	local window=$((SECONDS - t0 + 10))
 	until_true 5 "scrapes succeeded throughout (min of up over ${window}s)" \
@@ -193,25 +195,25 @@ case_5() {
 # Case 6: promtool accepts /metrics and the rules; the rules are loaded; the dashboard's queries return
 # data; the refault alert fires for a cgroup that thrashes its page cache.
 case_6() {
-	local cg=e2e-6-thrash f=/scratch/e2e/6/data out groups loaded bad
+	local cg=e2e-6-thrash f=/scratch/e2e/6/data out groups bad
 	# Start the thrashing first: the alert needs its "for:" to pass while the rest is checked.
-	g cgroup $cg $((24 * MIB)) && g mkfile $f 64 && g thrash $cg $f || fail "workload setup"
+	g cgroup $cg $((24 * MIB)) && g mkfile $f 64 && g thrash $cg $f || fail_case "workload setup"
 
 	out=$(curl -sf "http://127.0.0.1:$E2E_EXPORTER_PORT/metrics" | promtool check metrics 2>&1) ||
-		fail "promtool check metrics: $out"
-	[ -z "$out" ] || fail "promtool check metrics: $out"
+		fail_case "promtool check metrics: $out"
+	[ -z "$out" ] || fail_case "promtool check metrics: $out"
 	note "promtool check metrics: clean"
-	out=$(vm_ssh 'promtool check rules /etc/prometheus/rules.d/*.yml' 2>&1) || fail "promtool check rules: $out"
+	out=$(vm_ssh 'promtool check rules /etc/prometheus/rules.d/*.yml' 2>&1) || fail_case "promtool check rules: $out"
 	note "promtool check rules in the guest: ok"
 	groups=$(rule_groups "$TOP"/dashboards/rules/*.yml)
 	until_cmd 60 "$groups rule groups loaded" rules_loaded "$groups"
 	bad=$(prom_api rules | jq -r '.data.groups[].rules[] | select(.health == "err") | "\(.name): \(.lastError)"')
-	[ -z "$bad" ] || fail "rules with errors: $bad"
+	[ -z "$bad" ] || fail_case "rules with errors: $bad"
 
 	until_true 240 "CachestatRefaultSpike firing for /$cg" \
 		"ALERTS{alertname=\"CachestatRefaultSpike\",alertstate=\"firing\",cgroup=\"/$cg\"}" "v == 1"
 	# The dashboard, looking at the thrashing cgroup: every panel has data.
-	dashboard_queries "/$cg" || fail "dashboard queries without data"
+	dashboard_queries "/$cg" || fail_case "dashboard queries without data"
 	g remove $cg
 }
 
@@ -250,32 +252,46 @@ dashboard_query_list() {
 # Case 7: the kernel's own tests (kernel/tests/README.md), in this same boot, on the scratch ext4 disk.
 case_7() {
 	local dir out rc summary
-	[ -x "$TOP/kernel/tests/build.sh" ] || skip "no kernel/tests/build.sh"
+	[ -x "$TOP/kernel/tests/build.sh" ] || skip_case "no kernel/tests/build.sh"
 	dir=$("$TOP/kernel/tests/build.sh" 2>"$RUN/kernel-tests-build.log" | tail -n 1) && [ -d "$dir" ] ||
-		fail "kernel/tests/build.sh failed (see $RUN/kernel-tests-build.log)"
+		fail_case "kernel/tests/build.sh failed (see $RUN/kernel-tests-build.log)"
 	tar -C "$dir" -cf - run-in-guest.sh test_cachestat test_cachestat_full numa_refault |
-		vm_ssh 'mkdir -p /opt/cachestat-tests && tar -C /opt/cachestat-tests -xf -' || fail "copying the tests"
+		vm_ssh 'mkdir -p /opt/cachestat-tests && tar -C /opt/cachestat-tests -xf -' || fail_case "copying the tests"
 	vm_ssh 'mkdir -p /scratch/kernel-tests && /opt/cachestat-tests/run-in-guest.sh /scratch/kernel-tests' \
 		>"$RUN/kernel-tests.log" 2>&1
 	rc=$?
-	summary=$(grep -E '^([A-Za-z0-9_-]+: )?[0-9]+ passed, [0-9]+ failed' "$RUN/kernel-tests.log" | tail -n 1)
-	grep -E '^(not ok|ok .*# SKIP)' "$RUN/kernel-tests.log" | sed 's/^/  /'
+	# One result per program, and one per skip, for run_case to count (not one folded PASS).
+	kernel_results "$RUN/kernel-tests.log" "$rc" >"$RUN/case-7.results"
+	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$RUN/kernel-tests.log" | tail -n 1)
 	note "kernel suite: ${summary:-no summary} (log: $RUN/kernel-tests.log)"
-	[ "$rc" -eq 0 ] && [ -n "$summary" ] || fail "kernel suite: ${summary:-no summary line}, exit $rc"
+	grep -q '^not ok - ' "$RUN/case-7.results" && fail_case "kernel suite: $(grep -c "^not ok - " "$RUN/case-7.results") results failed"
+	[ "$rc" -eq 0 ] || fail_case "kernel suite: exit $rc"
 }
 
+# run_case N NAME: runs case N in a subshell and counts it: one result, or, when the case wrote
+# results of its own into $RUN/case-N.results (tests/lib/tap.sh's dialect), those.
 run_case() {
-	local n=$1 name=$2 start=$SECONDS rc log=$RUN/case-$1.log
+	local n=$1 name=$2 start=$SECONDS rc log=$RUN/case-$1.log results=$RUN/case-$1.results line
+	: >"$results"
 	( "case_$n" ) >"$log" 2>&1
 	rc=$?
 	# Whatever the outcome, the case's workloads must not weigh on the next one.
 	vm_ssh "for d in /sys/fs/cgroup/e2e-$n-*; do [ ! -d \"\$d\" ] || e2e-guest remove \"\${d##*/}\"; done" >>"$log" 2>&1
 	local took=$((SECONDS - start))
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) pass "$n ${line#ok - }" ;;
+		"not ok - "*) fail "$n ${line#not ok - }" ;;
+		"skip - "*)
+			line=${line#skip - }
+			skip "$n ${line% (*}" "$(sed -E 's/.* \((.*)\)$/\1/' <<<"$line")" ;;
+		*) echo "$line" ;;
+		esac
+	done <"$results"
 	case $rc in
-	0) passed=$((passed + 1)); printf 'PASS %s %s (%d s)\n' "$n" "$name" "$took" ;;
-	3) skipped=$((skipped + 1)); printf 'SKIP %s %s: %s\n' "$n" "$name" "$(grep '^SKIP: ' "$log" | tail -n 1 | cut -c7-)" ;;
-	*) failed=$((failed + 1))
-	   printf 'FAIL %s %s (%d s): %s\n' "$n" "$name" "$took" "$(grep '^FAIL: ' "$log" | tail -n 1 | cut -c7-)"
+	0) [ -s "$results" ] || pass "$n $name ($took s)" ;;
+	3) skip "$n $name" "$(grep '^SKIP: ' "$log" | tail -n 1 | cut -c7-)" ;;
+	*) grep -q '^not ok - ' "$results" || fail "$n $name ($took s): $(grep '^FAIL: ' "$log" | tail -n 1 | cut -c7-)"
 	   sed 's/^/    /' "$log" | tail -n 15 ;;
 	esac
 	if [ "${E2E_VERBOSE:-0}" = 1 ]; then sed 's/^/    /' "$log"; fi
@@ -292,7 +308,7 @@ declare -A names=(
 )
 
 # On any exit: stop QEMU, count the cases that never ran as failed, print the summary.
-finish() {
+e2e_finish() {
 	trap - EXIT
 	if vm_alive; then
 		vm_ssh 'journalctl -b --no-pager' >"$RUN/journal.log" 2>/dev/null
@@ -302,13 +318,10 @@ finish() {
 	vm_stop
 	for n in $cases; do
 		case " $reported " in *" $n "*) continue ;; esac
-		failed=$((failed + 1))
-		printf 'FAIL %s %s: not run, the guest did not come up (see %s)\n' "$n" "${names[$n]}" "$RUN"
+		fail "$n ${names[$n]}: not run, the guest did not come up (see $RUN)"
 	done
 	log "e2e: $((SECONDS - suite_start)) s in all; logs in $RUN"
-	echo "$passed passed, $failed failed, $skipped skipped"
-	[ "$failed" -eq 0 ]
-	exit
+	finish
 }
 
 lock_run run-e2e
@@ -316,7 +329,7 @@ rm -rf "$RUN"
 mkdir -p "$RUN"
 suite_start=$SECONDS
 reported=
-trap finish EXIT
+trap e2e_finish EXIT
 trap 'exit 130' INT TERM
 vm_boot "$RUN"
 vm_wait_ready

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Boots and drives the e2e guest. Sourced (after lib.sh), not run.
 #
 # vm_boot RUN_DIR     build/reuse the image and kernel, build the seed, start QEMU in the background
@@ -48,9 +49,9 @@ vm_boot() {
 	half=$((mem / 2))
 	local args=(
 		-name cachestat-e2e -accel tcg -machine q35 -display none -monitor none -no-reboot
-		-smp 2,sockets=2,cores=1,threads=1 -m "${mem}M"
+		-smp "2,sockets=2,cores=1,threads=1" -m "${mem}M"
 		-object "memory-backend-ram,id=mem0,size=${half}M" -object "memory-backend-ram,id=mem1,size=$((mem - half))M"
-		-numa node,nodeid=0,cpus=0,memdev=mem0 -numa node,nodeid=1,cpus=1,memdev=mem1
+		-numa "node,nodeid=0,cpus=0,memdev=mem0" -numa "node,nodeid=1,cpus=1,memdev=mem1"
 		-kernel "$kernel" -append "root=/dev/vda rw console=ttyS0 panic=-1 ${E2E_APPEND:-}"
 		-drive "file=$VM_RUN/root.qcow2,if=virtio,format=qcow2"
 		-drive "file=$VM_RUN/seed.iso,if=virtio,format=raw,readonly=on"

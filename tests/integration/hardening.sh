@@ -11,30 +11,18 @@
 #   file safety: FIFOs, devices, symlink loops and symlinks out of a configured directory;
 #   scrapes while cgroups and files come and go; a descriptor limit (RLIMIT_NOFILE) of 16.
 # Certificates are made at test time with openssl in a temporary directory.
-# Ends with "N passed, N failed" (", N skipped").
+# Ends with "N passed, N failed, N skipped" (tests/lib/tap.sh).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$top/exporter/cachestat_exporter
 py=/usr/bin/python3
-passed=0 failed=0 skipped=0
-
-pass() { passed=$((passed + 1)); echo "ok   - $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL - $*"; }
-skip() { skipped=$((skipped + 1)); echo "skip - $*"; }
-eq() { # eq DESCRIPTION GOT WANT
-	if [ "$2" = "$3" ]; then pass "$1 ($2)"; else fail "$1: got '$2', want '$3'"; fi
-}
-finish() {
-	echo "$passed passed, $failed failed, $skipped skipped"
-	[ "$failed" -eq 0 ]
-	exit
-}
+# shellcheck source=tests/lib/tap.sh
+. "$top/tests/lib/tap.sh"
 
 for tool in curl openssl "$py"; do
 	if ! command -v "$tool" >/dev/null; then
-		skip "$tool is not installed (see tests/load/deps.txt)"
-		finish
+		skip_suite "$tool is not installed (see tests/load/deps.txt)"
 	fi
 done
 # (re)built: a stale binary would test old code
@@ -42,7 +30,6 @@ make -s -C "$top/exporter" >/dev/null || { fail "the exporter does not build"; f
 
 work=$(mktemp -d /tmp/cse-hard.XXXXXX)
 chmod 755 "$work" # the daemon runs as nobody once it has dropped privileges
-exporter_pid=
 cgdir=
 cleanup() {
 	stop_exporter
@@ -59,37 +46,9 @@ if [ -z "$cg2" ]; then
 	mkdir "$cg2"
 fi
 
-# A port free on 127.0.0.1, from a range picked by this process's id.
-port=$((20000 + $$ % 20000))
-while (echo >/dev/tcp/127.0.0.1/$port) 2>/dev/null; do port=$((port + 1)); done
+port=$(pick_port) || { fail "no free port"; finish; }
 base=http://127.0.0.1:$port
 log=$work/exporter.log
-
-stop_exporter() {
-	if [ -n "$exporter_pid" ]; then
-		kill "$exporter_pid" 2>/dev/null
-		wait "$exporter_pid" 2>/dev/null
-		exporter_pid=
-	fi
-}
-
-# start_exporter ARGS...: starts on 127.0.0.1:$port and waits until it listens; the command
-# in the array wrap (if any) runs it.
-wrap=()
-start_exporter() {
-	stop_exporter
-	"${wrap[@]}" "$bin" --web.listen-address=127.0.0.1:$port --path.cgroupfs="$cg2" "$@" 2>"$log" &
-	exporter_pid=$!
-	for _ in $(seq 100); do
-		grep -q 'listening on' "$log" 2>/dev/null && return 0
-		kill -0 "$exporter_pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	fail "the exporter did not start with: $*"
-	sed 's/^/  | /' "$log"
-	exporter_pid= wrap=()
-	return 1
-}
 
 code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 
@@ -390,7 +349,7 @@ fi
 
 # ==== privileges after binding ====
 if [ "$(id -u)" -ne 0 ]; then
-	skip "privilege drop: needs root"
+	skip "privilege drop" "needs root"
 elif start_exporter --security.seccomp; then
 	status=/proc/$exporter_pid/status
 	eq "runs as nobody" "$(awk '/^Uid:/ { print $2 "," $3 "," $4 "," $5 }' "$status")" \
@@ -422,8 +381,8 @@ elif start_exporter --security.seccomp; then
 	# root with only the four capabilities, as the Kubernetes DaemonSet runs it: no
 	# CAP_SETUID to become nobody, so it stays root with those four, and serves
 	if ! command -v setpriv >/dev/null; then
-		skip "root without CAP_SETUID: setpriv (util-linux) not installed"
-	elif wrap=(setpriv --bounding-set -all,+sys_ptrace,+dac_read_search,+fowner,+checkpoint_restore --) &&
+		skip "root without CAP_SETUID" "setpriv (util-linux) not installed"
+	elif wrap=(setpriv --bounding-set "-all,+sys_ptrace,+dac_read_search,+fowner,+checkpoint_restore" --) &&
 		start_exporter; then
 		wrap=()
 		eq "root without CAP_SETUID stays root" "$(awk '/^Uid:/ { print $2 }' /proc/$exporter_pid/status)" 0
@@ -440,7 +399,7 @@ fi
 
 # ==== file safety in configured paths ====
 if [ "$(id -u)" -ne 0 ] || ! mkdir "$cg2/cse-hard-$$" 2>/dev/null; then
-	skip "file safety: needs a writable cgroup v2 at $cg2"
+	skip "file safety" "needs a writable cgroup v2 at $cg2"
 else
 	cgdir=$cg2/cse-hard-$$
 	d=$work/tree
@@ -510,7 +469,7 @@ fi
 # A short version of the load test: 20 clients for 6 s while churn.py makes and removes
 # cgroups with processes holding files (one deleted) and rewrites the assigned directory.
 if [ "$(id -u)" -ne 0 ] || ! mkdir "$cg2/cse-churn-$$" 2>/dev/null; then
-	skip "churn: needs a writable cgroup v2 at $cg2"
+	skip "churn" "needs a writable cgroup v2 at $cg2"
 elif ! cc -std=gnu11 -O2 -o "$work/loadclient" "$top/tests/load/loadclient.c" -lpthread; then
 	fail "tests/load/loadclient.c does not build"
 	rmdir "$cg2/cse-churn-$$"
@@ -550,7 +509,7 @@ for i in $(seq 12); do d=$d/l$i; echo x >"$d/f"; done
 chmod -R a+rX "$work/deep"
 printf '{ "cgroups": [ { "match": "/", "paths": ["%s"] } ] }\n' "$work/deep" >"$work/deep.json"
 if ! command -v prlimit >/dev/null; then
-	skip "RLIMIT_NOFILE: prlimit (util-linux) not installed"
+	skip "RLIMIT_NOFILE" "prlimit (util-linux) not installed"
 elif wrap=(prlimit --nofile=16:16) && start_exporter --config.file="$work/deep.json"; then
 	wrap=()
 	codes=

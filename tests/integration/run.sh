@@ -5,49 +5,33 @@
 # them deleted, one with a name full of characters that need escaping, one written and not
 # synced), assigns a directory to one cgroup by config, and checks what the exporter says over
 # HTTP and with --once, against the file sizes and an independent count (fincore, mincore-based).
-# Ends with "N passed, N failed" (", N skipped"); skips with a reason where it cannot run.
+# Ends with "N passed, N failed, N skipped" (tests/lib/tap.sh); skips with a reason where it cannot run.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${CACHESTAT_EXPORTER:-$top/exporter/cachestat_exporter}
 page=$(getconf PAGESIZE)
-passed=0 failed=0 skipped=0
+# shellcheck source=tests/lib/tap.sh
+. "$top/tests/lib/tap.sh"
 
-pass() { passed=$((passed + 1)); echo "ok   - $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL - $*"; }
-skip_all() {
-	echo "skip - $*"
-	echo "0 passed, 0 failed, 1 skipped"
-	exit 0
-}
-check() { # check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@"; then pass "$what"; else fail "$what"; fi
-}
-eq() { # eq DESCRIPTION GOT WANT
-	if [ "$2" = "$3" ]; then pass "$1 ($2)"; else fail "$1: got '$2', want '$3'"; fi
-}
-
-[ "$(id -u)" -eq 0 ] || skip_all "needs root to make cgroups"
+[ "$(id -u)" -eq 0 ] || skip_suite "needs root to make cgroups"
 for tool in promtool curl jq busybox fincore ss; do
-	command -v "$tool" >/dev/null || skip_all "$tool is not installed (see tests/integration/deps.txt)"
+	command -v "$tool" >/dev/null || skip_suite "$tool is not installed (see tests/integration/deps.txt)"
 done
 
 # The cgroup v2 mount: /sys/fs/cgroup on a unified host, /sys/fs/cgroup/unified on a hybrid one.
 cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$cg2" ] || skip_all "no cgroup v2 mounted"
+[ -n "$cg2" ] || skip_suite "no cgroup v2 mounted"
 name=cse-it-$$
 cga=$cg2/$name
-mkdir "$cga" 2>/dev/null || skip_all "cgroup v2 at $cg2 is not writable"
+mkdir "$cga" 2>/dev/null || skip_suite "cgroup v2 at $cg2 is not writable"
 
 if [ ! -x "$bin" ]; then
-	make -s -C "$top/exporter" >/dev/null || { rmdir "$cga"; echo "0 passed, 1 failed"; exit 1; }
+	make -s -C "$top/exporter" >/dev/null || { rmdir "$cga"; fail "the exporter does not build"; finish; }
 fi
 
 work=$(mktemp -d /var/tmp/cse-it.XXXXXX)
 pids=()
-exporter_pid=
 
 cleanup() {
 	local p
@@ -121,18 +105,9 @@ cat >"$config" <<JSON
 JSON
 
 # ---- the daemon ----
-port=
-for p in $(seq 29451 29550); do
-	if [ -z "$(ss -Htln "sport = :$p")" ]; then port=$p; break; fi
-done
-[ -n "$port" ] || { fail "no free port in 29451-29550"; echo "$passed passed, $failed failed"; exit 1; }
-"$bin" --web.listen-address="127.0.0.1:$port" --path.cgroupfs="$cg2" --config.file="$config" \
-	2>"$work/exporter.log" &
-exporter_pid=$!
-for _ in $(seq 100); do
-	curl -sf "http://127.0.0.1:$port/" >/dev/null && break
-	sleep 0.05
-done
+port=$(pick_port 29451) || { fail "no free port from 29451"; finish; }
+log=$work/exporter.log
+start_exporter --config.file="$config"
 metrics=$work/metrics.prom
 
 value() { # value METRIC LABELS  (exact label set, as printed)
@@ -273,8 +248,7 @@ eq "--once json: files of the cgroup" \
 busybox_path=$(readlink -f /bin/busybox)
 for caps in sys_ptrace,dac_read_search,fowner,checkpoint_restore sys_ptrace,dac_read_search,fowner; do
 	if ! command -v setpriv >/dev/null; then
-		skipped=$((skipped + 1))
-		echo "skip - --once as nobody: setpriv (util-linux) not installed"
+		skip "--once as nobody" "setpriv (util-linux) not installed"
 		break
 	fi
 	plus=+${caps//,/,+}
@@ -309,12 +283,10 @@ check "unknown key is named" grep -q 'unknown key \\"colour\\"' "$work/bad2.err"
 # network) with the probe built statically, which must say "seed" and count a file's pages.
 seed_kernel=${SEED_BZIMAGE:-${BUILD_ROOT:-/var/tmp/cachestat_exporter}/kernel/release/bzImage}
 if [ ! -e "$seed_kernel" ]; then
-	skipped=$((skipped + 1))
-	echo "skip - seed ABI probe: no patched kernel at $seed_kernel (make kernel builds it)"
+	skip "seed ABI probe" "no patched kernel at $seed_kernel (make kernel builds it)"
 elif ! command -v qemu-system-x86_64 >/dev/null || ! cc -static -O2 -I"$top/exporter" \
 	-o "$work/abiprobe" "$top/tests/integration/abiprobe.c" "$top/exporter/pagecache.c" 2>"$work/abiprobe.err"; then
-	skipped=$((skipped + 1))
-	echo "skip - seed ABI probe: no qemu-system-x86_64 or no static build ($(head -c 200 "$work/abiprobe.err"))"
+	skip "seed ABI probe" "no qemu-system-x86_64 or no static build: $(head -c 200 "$work/abiprobe.err")"
 else
 	mkdir -p "$work/initrd/bin" "$work/initrd/proc" "$work/initrd/tmp"
 	cp /bin/busybox "$work/abiprobe" "$work/initrd/bin/"
@@ -494,5 +466,4 @@ if [ "$failed" -ne 0 ]; then
 	echo "---- exporter log"
 	sed 's/^/    /' "$work/exporter.log"
 fi
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+finish

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The documents in step with the code:
+#  - every metric family the exporter's sources name (a string literal "cachestat_...", as
+#    render.c passes them to family()) is in the table of docs/metrics.md, and every family of
+#    that table is emitted;
+#  - nothing in the repository sends readers to a design document outside it.
+# One line per check; the last line is "N passed, N failed, N skipped".
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+# shellcheck source=tests/lib/tap.sh
+. tests/lib/tap.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Whole string literals that are metric names: a prefix such as "cachestat_cgroup_" and the
+# program's name are not.
+find exporter -name '*.c' -not -path '*/fuzz/*' -print0 | xargs -0 grep -ho '"cachestat_[a-z0-9_]*[a-z0-9]"' |
+	tr -d '"' | grep -vx 'cachestat_exporter' | sort -u >"$work/code"
+# The first column of the tables of docs/metrics.md.
+sed -n 's/^| `\(cachestat_[a-z0-9_]*\)` |.*/\1/p' docs/metrics.md | sort >"$work/doc.all"
+sort -u "$work/doc.all" >"$work/doc"
+
+n=$(wc -l <"$work/code")
+check "the exporter's sources name metric families ($n)" test "$n" -gt 0
+missing=$(comm -23 "$work/code" "$work/doc" | tr '\n' ' ')
+eq "every family the exporter emits is in docs/metrics.md" "${missing:-none}" none
+extra=$(comm -13 "$work/code" "$work/doc" | tr '\n' ' ')
+eq "every family of docs/metrics.md is emitted by the exporter" "${extra:-none}" none
+dups=$(uniq -d "$work/doc.all" | tr '\n' ' ')
+eq "each family is listed once in docs/metrics.md" "${dups:-none}" none
+
+# References out of the repository: a DESIGN.md that is not here, the project's shared notes.
+outside=$(git grep -n -I -e 'DESIGN\.md' -e '\.\./shared' -- . ':!scripts/check-docs.sh' 2>/dev/null | head -n 5)
+eq "no file points to a design document outside the repository" "${outside:-none}" none
+for f in docs/design.md docs/metrics.md; do
+	check "$f exists" test -s "$f"
+done
+finish

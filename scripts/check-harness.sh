@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The test harness tested: its parsers get broken output (no TAP, exit 127, output cut short,
+# too few results, a skip without a reason, no summary line) and must report a failure; good
+# output must pass. Covers tests/e2e/lib.sh's kernel_results, scripts/run-suites.sh,
+# tests/unit/run.sh, tests/lib/tap.sh and scripts/lib-check.sh's tally.
+# Ends with "N passed, N failed, N skipped".
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+fix=$top/tests/lib/fixtures
+# shellcheck source=tests/lib/tap.sh
+. "$top/tests/lib/tap.sh"
+# shellcheck source=tests/e2e/lib.sh
+. "$top/tests/e2e/lib.sh"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# The cases say themselves whether they run under CI; this run's own CI=true must not leak in.
+unset CI
+
+# ---- the kernel suite's parser (e2e case 7) ----
+results() { kernel_results "$fix/kernel-$1.log" "$2" >"$work/$1.out"; }
+count() { grep -c "^$1" "$work/$2.out"; }
+results good 0
+eq "kernel log, good: every program passes" "$(count 'ok - ' good)" 4
+eq "kernel log, good: no failure" "$(count 'not ok - ' good)" 0
+eq "kernel log, good: the skipped result is counted" "$(count 'skip - ' good)" 1
+check "kernel log, good: each program has its counts" grep -q '^ok - kernel seed: 5 passed, 0 failed, 1 skipped (exit 0)$' "$work/good.out"
+for broken in "exit127 127 no TAP, runner not found (exit 127)" "truncated 1 output cut after the first program" \
+	"few 0 the seed program with 2 of its 6 results" "prog127 1 one program exited 127 with no result"; do
+	read -r name status what <<<"$broken"
+	results "$name" "$status"
+	check "kernel log, $what: fails" grep -q '^not ok - ' "$work/$name.out"
+done
+results noexit 0
+check "kernel log, one program without its exit line: that program fails" \
+	grep -q '^not ok - kernel numa: no exit status' "$work/noexit.out"
+results good 1
+check "kernel log, good but the runner exited 1: fails" grep -q '^not ok - kernel suite: exit 1' "$work/good.out"
+
+# ---- run-suites.sh ----
+suites() { SUITE_LOG_DIR=$work/logs "$top/scripts/run-suites.sh" "$@" >"$work/suites.out" 2>&1; }
+suites good='echo "ok - a"; echo "1 passed, 0 failed, 0 skipped"'
+eq "run-suites: a good suite passes" "$?" 0
+suites nosum='echo "ok - a"'
+eq "run-suites: exit 0 without a summary line fails" "$?" 1
+suites gone='exit 127'
+eq "run-suites: exit 127 fails" "$?" 1
+suites liar='echo "1 passed, 0 failed, 0 skipped"; exit 2'
+eq "run-suites: exit 2 with a clean summary fails" "$?" 1
+suites sk='echo "skip - a (no tool)"; echo "0 passed, 0 failed, 1 skipped"'
+eq "run-suites: a skip passes outside CI" "$?" 0
+check "run-suites: the skip and its reason are in the table" grep -q '^  sk: a (no tool) \[unexpected\]$' "$work/suites.out"
+CI=true suites sk='echo "skip - a (no tool)"; echo "0 passed, 0 failed, 1 skipped"'
+eq "run-suites: under CI an unexpected skip fails" "$?" 1
+CI=true suites sk='echo "0 passed, 0 failed, 1 skipped"'
+eq "run-suites: under CI a skip without a line fails" "$?" 1
+printf 'sk ^a \\(no tool\\)$\n' >"$work/allow"
+CI=true SKIP_ALLOWLIST=$work/allow suites sk='echo "skip - a (no tool)"; echo "0 passed, 0 failed, 1 skipped"'
+eq "run-suites: under CI an allowed skip passes" "$?" 0
+
+# ---- tests/unit/run.sh ----
+unit() { "$top/tests/unit/run.sh" "$@" >"$work/unit.out" 2>&1; }
+fake() { # fake NAME OUTPUT EXIT: a test binary that prints OUTPUT and exits EXIT
+	printf '#!/bin/sh\nprintf "%%s\\n" "%s"\nexit %s\n' "$2" "$3" >"$work/$1"
+	chmod +x "$work/$1"
+}
+fake okbin '[==========] 2 test(s) run.
+[  PASSED  ] 2 test(s).' 0
+unit "$work/okbin"
+eq "unit runner: a good binary passes" "$?" 0
+unit "$work/missing"
+eq "unit runner: a binary that is not there (exit 127) fails" "$?" 1
+fake crash 'AddressSanitizer: heap-use-after-free' 1
+unit "$work/crash"
+eq "unit runner: a sanitizer report without a cmocka summary fails" "$?" 1
+fake short '[==========] 3 test(s) run.
+[  PASSED  ] 2 test(s).' 0
+unit "$work/short"
+eq "unit runner: counts that do not add up fail" "$?" 1
+fake skips '[ RUN      ] test_a
+skip: needs root
+[  SKIPPED ] test_a
+[==========] 2 test(s) run.
+[  PASSED  ] 1 test(s).
+[  SKIPPED ] 1 test(s), listed below:
+[  SKIPPED ] test_a' 0
+unit "$work/skips"
+eq "unit runner: cmocka skips are counted" "$(tail -n 1 "$work/unit.out")" "1 passed, 0 failed, 1 skipped"
+check "unit runner: a skip is shown once, with its reason" \
+	test "$(grep -c '^skip - skips: test_a (needs root)$' "$work/unit.out")" = 1
+
+# ---- tests/lib/tap.sh ----
+lib() { bash -c '. "$1"; shift; eval "$1"' lib "$top/tests/lib/tap.sh" "$@" >"$work/lib.out" 2>&1; }
+lib 'skip "a thing"; finish'
+eq "tap.sh: a skip without a reason fails" "$?" 1
+CI=true lib 'skip_suite "no cgroup v2"'
+eq "tap.sh: a suite skipping itself whole under CI fails" "$?" 1
+CI='' lib 'skip_suite "no cgroup v2"'
+eq "tap.sh: a suite skipping itself whole outside CI is a skip" "$(tail -n 1 "$work/lib.out")" "0 passed, 0 failed, 1 skipped"
+lib 'eq x 1 2; pass y; finish'
+eq "tap.sh: eq does not end the script" "$(tail -n 1 "$work/lib.out")" "1 passed, 1 failed, 0 skipped"
+
+# ---- scripts/lib-check.sh's tally ----
+tally_of() { bash -c '. "$1"; tally bash -c "$2"; finish' tl "$top/scripts/lib-check.sh" "$1" >"$work/tally.out" 2>&1; }
+tally_of 'echo PASS: a; echo "ok - b"'
+eq "tally: results in both dialects are counted" "$(tail -n 1 "$work/tally.out")" "2 passed, 0 failed, 0 skipped"
+tally_of 'exit 0'
+eq "tally: a command that prints no result fails" "$?" 1
+tally_of 'echo PASS: a; exit 127'
+eq "tally: a command that exits 127 fails" "$?" 1
+
+finish

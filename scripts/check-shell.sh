@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs shellcheck over every shell script of the repository (every *.sh git knows of, and .ci/run):
+# no error and no warning (-S warning), following sourced files (-x) from the repository's top.
+# One result per file; the last line is "N passed, N failed, N skipped".
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+# shellcheck source=tests/lib/tap.sh
+. tests/lib/tap.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+command -v shellcheck >/dev/null || { fail "shellcheck is installed (scripts/deps.txt)"; finish; }
+mapfile -t files < <({ git ls-files '*.sh' .ci/run 2>/dev/null || find . -name '*.sh' -not -path './.git/*'; } | sort -u)
+[ ${#files[@]} -gt 0 ] || { fail "no shell script found"; finish; }
+
+# One run over all of them (shellcheck starts slowly), then one result per file.
+shellcheck -x -S warning -f gcc "${files[@]}" >"$work/out" 2>&1
+for f in "${files[@]}"; do
+	if grep -qF "$f:" "$work/out"; then
+		fail "shellcheck $f: $(grep -cF -e "$f:" "$work/out" | head -n 1) findings ($(grep -F "$f:" "$work/out" | grep -c ': error:') errors)"
+		grep -F "$f:" "$work/out" | sed 's/^/    /' | head -n 20
+	else
+		pass "shellcheck $f"
+	fi
+done
+# Anything else it said (a file it could not read, a usage error) is a failure too.
+if grep -qv -E '^[^:]+:[0-9]+:[0-9]+: ' "$work/out"; then
+	fail "shellcheck said something that is not a finding"
+	sed 's/^/    /' "$work/out" | head -n 20
+fi
+finish

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# make mutate: applies each mutation of scripts/mutations.txt, one at a time, to a scratch copy of
+# exporter/, tests/ and scripts/, runs the tests that cover it and expects them to fail.
+# A mutation the tests do not catch (it survives) is a failure: a test is missing. So is a
+# mutation whose original text is not in the file exactly once: the list must not rot silently.
+#
+# Usage: scripts/mutate.sh [LIST] (default scripts/mutations.txt). MUTATE_ONLY=REGEX runs the
+# mutations whose name matches. One line per mutation, then a table (mutation, module, the
+# test that caught it) and "N passed, N failed, N skipped".
+#
+# List format, blocks separated by blank lines ('#' lines are comments):
+#   name: a short name          module: collect
+#   file: exporter/collect.c    (relative to the repository's top)
+#   from: the exact original text (one line)
+#   to: its replacement
+#   tests: test-collect-exact test-collect   (unit test binaries, or sh:COMMAND run from the top)
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+list=${1:-$top/scripts/mutations.txt}
+# shellcheck source=tests/lib/tap.sh
+. "$top/tests/lib/tap.sh"
+
+# The tests of the list, built in the tree (where they stay for the next run), then copied.
+mapfile -t all_tests < <(sed -n 's/^tests: *//p' "$list" | tr ' ' '\n' | grep -v '^sh:' | sort -u)
+mapfile -t all_sh < <(sed -n 's/^tests: *//p' "$list" | grep -o 'sh:.*' | sort -u)
+make -s -C "$top/exporter" "${all_tests[@]/#/build/asan/}" >/dev/null || {
+	fail "the unit tests of the list build"
+	finish
+}
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/cse-mutate.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+# The copy keeps the mtimes, and so the unit tests already built under exporter/build.
+cp -a "$top/exporter" "$top/tests" "$top/scripts" "$scratch/"
+rm -f "$scratch/exporter/cachestat_exporter"
+
+unit() { # unit TEST...: builds and runs the unit test binaries; fails on the first that fails
+	local t
+	make -s -C "$scratch/exporter" "${@/#/build/asan/}" >"$scratch/build.log" 2>&1 || {
+		echo "build failed"
+		return 1
+	}
+	for t in "$@"; do
+		# from tests/unit, as tests/unit/run.sh runs them (the golden files are relative)
+		(cd "$scratch/tests/unit" && ASAN_OPTIONS=detect_leaks=1 timeout 120 "$scratch/exporter/build/asan/$t") \
+			>"$scratch/test.log" 2>&1 ||
+			{ echo "$t"; return 1; }
+	done
+	return 0
+}
+# run TEST...: the tests in order; prints the one that failed (caught the mutation).
+run() {
+	local t
+	for t in "$@"; do
+		case $t in
+		sh:*) (cd "$scratch" && bash -c "${t#sh:}") >"$scratch/test.log" 2>&1 || { echo "$t"; return 1; } ;;
+		*) unit "$t" || return 1 ;;
+		esac
+	done
+	return 0
+}
+
+# The baseline: every test of the list passes on the code as it is.
+if ! why=$(run "${all_tests[@]}" "${all_sh[@]}"); then
+	fail "baseline: the tests pass on the unmutated code (failed: $why)"
+	sed 's/^/    /' "$scratch/build.log" "$scratch/test.log" | tail -n 20
+	finish
+fi
+echo "baseline: ${#all_tests[@]} unit test binaries and ${#all_sh[@]} commands pass unmutated"
+
+table=()
+# apply FILE FROM TO: replaces the one occurrence of FROM; exit 3 when not found, 4 when ambiguous.
+apply() {
+	python3 - "$@" <<'PY'
+import sys
+path, old, new = sys.argv[1:4]
+text = open(path, encoding="utf-8", errors="surrogateescape").read()
+n = text.count(old)
+if n != 1:
+    sys.exit(3 if n == 0 else 4)
+open(path, "w", encoding="utf-8", errors="surrogateescape").write(text.replace(old, new, 1))
+PY
+}
+
+mutate_one() { # name module file from to tests
+	local name=$1 module=$2 file=$3 from=$4 to=$5 tests=$6 rc caught
+	local src=$scratch/$file bak=$scratch/.orig
+	if [ -n "${MUTATE_ONLY:-}" ] && ! [[ $name =~ $MUTATE_ONLY ]]; then
+		return
+	fi
+	if [ ! -e "$src" ]; then
+		fail "$module: $name: no file $file"
+		table+=("$(printf '%-52s %-10s %s' "$name" "$module" "ROT: no file")")
+		return
+	fi
+	cp -p "$src" "$bak"
+	keep_build "$file" "$tests"
+	apply "$src" "$from" "$to"
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		fail "$module: $name: the original text is $([ "$rc" -eq 3 ] && echo "not found" || echo "not unique") in $file"
+		table+=("$(printf '%-52s %-10s %s' "$name" "$module" "ROT: text not found once")")
+		return
+	fi
+	# shellcheck disable=SC2086 # the list of tests is split on purpose
+	if caught=$(run $tests); then
+		fail "$module: $name: SURVIVED ($tests all pass)"
+		table+=("$(printf '%-52s %-10s %s' "$name" "$module" "SURVIVED")")
+	elif [ "$caught" = "build failed" ]; then
+		fail "$module: $name: the mutated code does not build (a mutation must compile)"
+		sed 's/^/    /' "$scratch/build.log" | head -n 5
+		table+=("$(printf '%-52s %-10s %s' "$name" "$module" "DOES NOT BUILD")")
+	else
+		pass "$module: $name: caught by $caught"
+		table+=("$(printf '%-52s %-10s %s' "$name" "$module" "$caught")")
+	fi
+	# The original back, with its mtime and its built objects: the next mutation starts from the
+	# baseline and recompiles only what it changes.
+	cp -p "$bak" "$src"
+	restore_build
+}
+
+# keep_build FILE TESTS: keeps the object of FILE and the test binaries, to put back afterwards.
+keep_build() {
+	local asan=$scratch/exporter/build/asan t o
+	rm -rf "$scratch/.keep"
+	mkdir "$scratch/.keep"
+	o=$(basename "${1%.c}").o
+	for t in "$o" $2; do
+		[ -e "$asan/$t" ] && cp -p "$asan/$t" "$scratch/.keep/"
+	done
+	return 0
+}
+restore_build() {
+	cp -p "$scratch/.keep/"* "$scratch/exporter/build/asan/" 2>/dev/null
+	return 0
+}
+
+name='' module='' file='' from='' to='' tests=''
+flush() {
+	if [ -n "$name$file$from" ]; then
+		if [ -z "$name" ] || [ -z "$module" ] || [ -z "$file" ] || [ -z "$from" ] || [ -z "$tests" ]; then
+			fail "list: an incomplete entry (name '$name', file '$file')"
+		else
+			mutate_one "$name" "$module" "$file" "$from" "$to" "$tests"
+		fi
+	fi
+	name='' module='' file='' from='' to='' tests=''
+}
+while IFS= read -r line || [ -n "$line" ]; do
+	case $line in
+	'#'*) continue ;;
+	'') flush ;;
+	name:*) name=${line#name: } ;;
+	module:*) module=${line#module: } ;;
+	file:*) file=${line#file: } ;;
+	from:*) from=${line#from: } ;;
+	to:*) to=${line#to: } ;;
+	to) to='' ;;
+	tests:*) tests=${line#tests: } ;;
+	*) fail "list: cannot read the line '$line'" ;;
+	esac
+done <"$list"
+flush
+
+echo
+printf '%-52s %-10s %s\n' mutation module "caught by"
+printf '%s\n' "${table[@]}"
+finish
