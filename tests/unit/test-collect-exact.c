@@ -20,6 +20,9 @@
 #include <cmocka.h>
 
 #include "collect.h"
+#include "collector-cachestat.h"
+#include "collector-perfile.h"
+#include "registry.h"
 
 /* Pages per file: cached, dirty, writeback, evicted, recently evicted; all different. */
 enum { P_CACHE = 7, P_DIRTY = 5, P_WRITEBACK = 3, P_EVICTED = 11, P_RECENT = 2 };
@@ -117,9 +120,7 @@ static int teardown(void **state)
 __attribute__((format(printf, 2, 3))) static struct collector *make(enum pagecache_abi abi,
 								    const char *fmt, ...)
 {
-	struct collector_options o = {
-		.cgroupfs = root, .procfs = "/proc", .enable = { true, true, true }
-	};
+	struct collector_options o = { .cgroupfs = root, .procfs = "/proc" };
 	struct pagecache pc = { .abi = abi, .sys = fake_cachestat };
 	struct collector *c = NULL;
 	struct config *cfg = NULL;
@@ -135,6 +136,8 @@ __attribute__((format(printf, 2, 3))) static struct collector *make(enum pagecac
 		fail_msg("config: %s", err);
 	free(json);
 	fake_abi = abi;
+	for (size_t i = 0; i < registry_count(); i++)
+		o.enable[i] = true;
 	assert_int_equal(collector_new(&o, &pc, cfg, &c), 0);
 	return c;
 }
@@ -146,6 +149,25 @@ static const struct snap_cgroup *find(const struct snapshot *s, const char *name
 			return &s->cgroups[i];
 	fail_msg("no cgroup %s", name);
 	return NULL;
+}
+
+/* What the cachestat and perfile collectors found in cg; the test fails where it is absent. */
+static const struct cachestat_cgroup *cs_of(const struct snap_cgroup *cg)
+{
+	const struct cachestat_cgroup *cs = snap_cgroup_data(cg, "cachestat");
+
+	if (!cs)
+		fail_msg("%s has no cachestat numbers", cg->name);
+	return cs;
+}
+
+static const struct perfile_cgroup *pf_of(const struct snap_cgroup *cg)
+{
+	const struct perfile_cgroup *p = snap_cgroup_data(cg, "perfile");
+
+	if (!p)
+		fail_msg("%s has no per-file numbers", cg->name);
+	return p;
 }
 
 static void assert_counts(const struct snap_counts *c, uint64_t files)
@@ -182,21 +204,21 @@ static void scan_exact(enum pagecache_abi abi)
 	assert_null(s->problem);
 	assert_int_equal(s->abi, abi);
 	b = find(s, "/b");
-	assert_true(b->scanned);
+	assert_non_null(snap_cgroup_data(b, "cachestat"));
 	/* the directory walk finds f1..f5 and the three files of odd/: two of them refused */
-	assert_int_equal(b->files, 6);
-	assert_int_equal(b->files_size, 1 + 2 + 3 + 4 + 5 + 300);
-	assert_counts(&b->c, 6);
-	assert_int_equal(b->n_top, 6);
-	for (size_t i = 0; i < b->n_top; i++) {
-		assert_counts(&b->top[i].c, 1);
-		assert_non_null(b->top[i].path);
+	assert_int_equal(cs_of(b)->files, 6);
+	assert_int_equal(cs_of(b)->files_size, 1 + 2 + 3 + 4 + 5 + 300);
+	assert_counts(&cs_of(b)->c, 6);
+	assert_int_equal(pf_of(b)->n_top, 6);
+	for (size_t i = 0; i < pf_of(b)->n_top; i++) {
+		assert_counts(&pf_of(b)->top[i].c, 1);
+		assert_non_null(pf_of(b)->top[i].path);
 	}
 	assert_int_equal(fake_calls, 8);
 	/* /a has no process and no path: scanned, all zero */
-	assert_true(find(s, "/a")->scanned);
-	assert_counts(&find(s, "/a")->c, 0);
-	assert_int_equal(find(s, "/a")->files, 0);
+	assert_non_null(snap_cgroup_data(find(s, "/a"), "cachestat"));
+	assert_counts(&cs_of(find(s, "/a"))->c, 0);
+	assert_int_equal(cs_of(find(s, "/a"))->files, 0);
 	{
 		uint64_t want[_SKIP_MAX] = { 0 };
 
@@ -234,13 +256,13 @@ static void test_exact_top(void **state)
 	(void)state;
 	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
 	b = find(s, "/b");
-	assert_int_equal(b->files, 3);
-	assert_int_equal(b->files_size, 1 + 5 + 3);
-	assert_counts(&b->c, 3);
-	assert_int_equal(b->n_top, 2);
-	for (size_t i = 0; i < b->n_top; i++) {
-		assert_counts(&b->top[i].c, 1);
-		sizes += b->top[i].size;
+	assert_int_equal(cs_of(b)->files, 3);
+	assert_int_equal(cs_of(b)->files_size, 1 + 5 + 3);
+	assert_counts(&cs_of(b)->c, 3);
+	assert_int_equal(pf_of(b)->n_top, 2);
+	for (size_t i = 0; i < pf_of(b)->n_top; i++) {
+		assert_counts(&pf_of(b)->top[i].c, 1);
+		sizes += pf_of(b)->top[i].size;
 	}
 	/* equal page counts: the choice among equals is stable, but any two of 1, 5, 3 */
 	assert_true(sizes == 6 || sizes == 8 || sizes == 4);
@@ -261,8 +283,8 @@ static void test_exact_skips(void **state)
 
 	(void)state;
 	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
-	assert_int_equal(find(s, "/b")->files, 1);
-	assert_counts(&find(s, "/b")->c, 1);
+	assert_int_equal(cs_of(find(s, "/b"))->files, 1);
+	assert_counts(&cs_of(find(s, "/b"))->c, 1);
 	want[SKIP_LIMIT] = 1;      /* f2 */
 	want[SKIP_NOT_FOUND] = 1;  /* no-such-file */
 	want[SKIP_NOT_REGULAR] = 1; /* /dev/null */
