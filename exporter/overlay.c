@@ -411,8 +411,8 @@ static bool ino_matches(uint64_t ovl, uint64_t real)
  * the top entry's or that of its origin in a lower layer (a copied-up file keeps its lower
  * inode number), and st_dev, the overlay's or a pseudo device per layer (never the real one).
  * So: the top entry's mode, size and mtime (to the nanosecond) are the overlay's; the data
- * file's size and blocks too; and st_ino is that of one of the entries found (top, data,
- * origin), up to the xino bits.
+ * file's size and blocks too; and st_ino is the top entry's, or for an upper one that of its
+ * origin (the metacopy chain below it, or the next entry of its name), up to the xino bits.
  */
 static bool verify(const struct stat *ovl, const struct stat *top, const struct stat *data,
 		   const uint64_t *inos, size_t n_inos)
@@ -556,7 +556,9 @@ int overlay_lookup(const struct overlay_stack *s, const char *relpath, const str
 	r = find_file(&lk, name, &top, &data, inos, &n_inos);
 	if (r < 0)
 		return r;
-	if (data.fd == top.fd && !ino_matches((uint64_t)ovl->st_ino, inos[0]))
+	if (!s->upper || top.layer != 0)
+		n_inos = 1; /* a lower file has its own inode number, metacopy or not */
+	else if (data.fd == top.fd && !ino_matches((uint64_t)ovl->st_ino, inos[0]))
 		add_origin(&lk, &top, name, inos, &n_inos);
 	ok = verify(ovl, &top.st, &data.st, inos, n_inos);
 	r = ok ? reopen(data.fd, &data.st, ret_fd, ret_st) : -EXDEV;
@@ -781,7 +783,7 @@ int overlay_resolve(int procfs_fd, pid_t pid, const char *path, int fd, const st
 	r = open_stack(procfs_fd, pid, &ly, &l);
 	if (r < 0)
 		return r;
-	s = (struct overlay_stack){ .fds = l.fds, .n = l.n,
-				    .n_merge = l.n - ly.n_data, .userxattr = ly.userxattr };
+	s = (struct overlay_stack){ .fds = l.fds, .n = l.n, .n_merge = l.n - ly.n_data,
+				    .upper = ly.upper != NULL, .userxattr = ly.userxattr };
 	return overlay_lookup(&s, inner, st, ret_fd, ret_st);
 }

@@ -38,6 +38,7 @@ struct overlay_stack {
 	const int *fds; /* the upper layer (when there is one), the lowers top first, then data-only */
 	size_t n_merge; /* upper + lowers: path lookups go through these */
 	size_t n;       /* all of them */
+	bool upper;     /* fds[0] is the upper layer */
 	bool userxattr;
 };
 

@@ -24,6 +24,7 @@ int fuzz_webconfig_one(const uint8_t *data, size_t size);
 int fuzz_config_one(const uint8_t *data, size_t size);
 int fuzz_memstat_one(const uint8_t *data, size_t size);
 int fuzz_label_one(const uint8_t *data, size_t size);
+int fuzz_mountinfo_one(const uint8_t *data, size_t size);
 
 static size_t run_dir(const char *target, int (*one)(const uint8_t *, size_t))
 {
@@ -87,6 +88,12 @@ static void test_label(void **state)
 	assert_true(run_dir("label", fuzz_label_one) > 0);
 }
 
+static void test_mountinfo(void **state)
+{
+	(void)state;
+	assert_true(run_dir("mountinfo", fuzz_mountinfo_one) > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -94,6 +101,7 @@ int main(void)
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_memstat),
 		cmocka_unit_test(test_label),
+		cmocka_unit_test(test_mountinfo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
