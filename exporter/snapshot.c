@@ -11,6 +11,7 @@ static const char *const skip_names[_SKIP_MAX] = {
 	[SKIP_NOT_FOUND] = "not_found",
 	[SKIP_UNSUPPORTED] = "unsupported",
 	[SKIP_ERROR] = "error",
+	[SKIP_OVERLAY_UNRESOLVED] = "overlay_unresolved",
 };
 
 static const char *const collector_names[_COLLECTOR_MAX] = {
