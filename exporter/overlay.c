@@ -725,25 +725,21 @@ static int open_layers(int basefd, const struct overlay_layers *ly, struct layer
 
 /*
  * The layers opened from the root of process pid (an overlay mounted inside its container),
- * else from the root of pid 1 of procfs (the host: where container runtimes mount).
+ * else from our own root, else from the root of pid 1 of procfs (the host, where container
+ * runtimes mount, when the exporter runs in a container of its own).
  */
 static int open_stack(int procfs_fd, pid_t pid, const struct overlay_layers *ly,
 		      struct layer_fds *ret)
 {
-	char rel[2][32];
-	size_t n = 0;
+	char rel[32];
 	int r = -EXDEV;
 
-	if (pid) {
-		snprintf(rel[n++], sizeof(rel[0]), "%d/root", (int)pid);
-		if (pid != 1)
-			snprintf(rel[n++], sizeof(rel[0]), "1/root");
-	}
-	for (size_t i = 0; i < (pid ? n : 1); i++) {
+	for (int i = pid ? 0 : 1; i < 3; i++) {
 		_cleanup_close_ int base = -1;
 
-		base = pid ? openat(procfs_fd, rel[i], O_PATH | O_DIRECTORY | O_CLOEXEC)
-			   : open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		snprintf(rel, sizeof(rel), "%d/root", i == 0 ? (int)pid : 1);
+		base = i == 1 ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)
+			      : openat(procfs_fd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (base < 0) {
 			if (i == 0 && (errno == ENOENT || errno == ESRCH))
 				return -ESRCH;

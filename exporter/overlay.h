@@ -60,8 +60,8 @@ bool overlay_is_overlay(int fd, const struct stat *st);
  * /proc/PID/fd/N or /proc/PID/map_files/... reads; pid 0: the exporter's own view, path as
  * it opened it), st its fstat. The mount comes from /proc/PID/mountinfo (the process's mount
  * namespace), the layers are opened through /proc/PID/root (an overlay mounted inside a
- * container), else through /proc/1/root (a container's root file system, whose layers the
- * runtime named in the host's namespace). procfs_fd is the procfs to read.
+ * container), else through our own root, else /proc/1/root (a container's root file system,
+ * whose layers the runtime named in the host's namespace). procfs_fd is the procfs to read.
  *
  * Returns 0 with the real file open (O_RDONLY|O_NONBLOCK|O_NOCTTY|O_CLOEXEC) and its fstat in
  * ret_fd and ret_st: its (dev, ino) is the file's identity for deduplication (a copied-up
