@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
@@ -159,7 +161,7 @@ static int have_openat2 = -1;
 
 static int openat2_path(int dirfd, const char *path, int flags, uint64_t resolve)
 {
-	struct open_how how = { .flags = (uint64_t)(flags | O_PATH | O_CLOEXEC), .resolve = resolve };
+	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC), .resolve = resolve };
 	int fd;
 
 	if (have_openat2 == 0)
@@ -175,25 +177,31 @@ static int openat2_path(int dirfd, const char *path, int flags, uint64_t resolve
 }
 
 /*
- * Opens one name in a layer directory, O_PATH, following no symlink and staying on the layer's
- * file system (overlayfs does not see mounts inside a layer), and fstat()s it.
+ * Opens one name in a layer directory, following no symlink and staying on the layer's file
+ * system (overlayfs does not see mounts inside a layer), and fstat()s it. A directory is opened
+ * for reading (its xattrs are read through the descriptor; anything else is then -ENOTDIR,
+ * never opened), anything else O_PATH.
  */
-static int open_child(int dirfd, dev_t layer_dev, const char *name, struct stat *ret_st)
+static int open_child(int dirfd, dev_t layer_dev, const char *name, bool dir,
+		      struct stat *ret_st)
 {
+	int flags = dir ? O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_NOFOLLOW : O_PATH | O_NOFOLLOW;
 	_cleanup_close_ int fd = -1;
 
 	if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 		return -EXDEV;
-	fd = openat2_path(dirfd, name, O_NOFOLLOW,
+	fd = openat2_path(dirfd, name, flags,
 			  RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
 				  RESOLVE_NO_XDEV);
 	if (fd == -ENOSYS) {
-		fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(dirfd, name, flags | O_CLOEXEC);
 		if (fd < 0)
 			fd = -errno;
 	}
+	if (fd == -ELOOP || fd == -ENOTDIR) /* a symlink, or a non-directory for dir */
+		return dir ? -ENOTDIR : -ENOENT;
 	if (fd < 0)
-		return fd == -ENOTDIR ? -ENOENT : fd;
+		return fd;
 	if (fstat(fd, ret_st) < 0)
 		return -errno;
 	if (ret_st->st_dev != layer_dev)
@@ -202,39 +210,46 @@ static int open_child(int dirfd, dev_t layer_dev, const char *name, struct stat 
 }
 
 /* Opens an absolute path inside a layer ("/a/b" from its root), a name at a time. */
-static int open_below(int rootfd, dev_t layer_dev, const char *path, struct stat *ret_st)
+static int open_below(int rootfd, dev_t layer_dev, const char *path, bool dir,
+		      struct stat *ret_st)
 {
 	_cleanup_free_ char *copy = strdup(path);
-	_cleanup_close_ int dir = -1;
+	_cleanup_close_ int parent = -1;
 	char *name, *save = NULL;
 	int fd = -ENOENT;
 
 	if (!copy)
 		return -ENOMEM;
 	for (name = strtok_r(copy, "/", &save); name; name = strtok_r(NULL, "/", &save)) {
-		fd = open_child(dir >= 0 ? dir : rootfd, layer_dev, name, ret_st);
+		bool last = strspn(save, "/") == strlen(save);
+
+		fd = open_child(parent >= 0 ? parent : rootfd, layer_dev, name, last && dir, ret_st);
 		if (fd < 0)
 			return fd;
-		closep(&dir);
-		dir = fd;
+		closep(&parent);
+		parent = fd;
 	}
-	return fd < 0 ? fd : TAKE_FD(dir);
+	return fd < 0 ? fd : TAKE_FD(parent);
 }
 
 /*
- * Reads the overlay xattr NAME ("opaque", "redirect", "metacopy", "whiteout") of an O_PATH
- * descriptor into buf (NUL-terminated). Returns its length, -ENODATA when it is absent, or
- * -EXDEV when it cannot be read (a seccomp filter; trusted.* reads as absent without
- * CAP_SYS_ADMIN, which the checks in verify() stand in for).
+ * Reads the overlay xattr NAME ("opaque", "redirect", "metacopy", "whiteout") of a descriptor
+ * (O_PATH ones through /proc/self/fd: fgetxattr() refuses them) into buf (NUL-terminated).
+ * Returns its length, -ENODATA when it is absent, or -EXDEV when it cannot be read (a seccomp
+ * filter; trusted.* reads as absent without CAP_SYS_ADMIN, which verify() stands in for).
  */
-static ssize_t ovl_xattr(int fd, bool user, const char *name, char *buf, size_t size)
+static ssize_t ovl_xattr(int fd, bool opath, bool user, const char *name, char *buf, size_t size)
 {
 	char proc[64], key[64];
 	ssize_t n;
 
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	snprintf(key, sizeof(key), "%s.overlay.%s", user ? "user" : "trusted", name);
-	n = getxattr(proc, key, buf, size - 1);
+	if (opath) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		n = getxattr(proc, key, buf, size - 1);
+	} else {
+		n = fgetxattr(fd, key, buf, size - 1);
+	}
 	if (n < 0)
 		return errno == ENODATA || errno == ENOTSUP ? -ENODATA : -EXDEV;
 	buf[n] = '\0';
@@ -251,8 +266,42 @@ static int is_whiteout(int fd, const struct stat *st, bool user)
 		return st->st_rdev == makedev(0, 0);
 	if (!S_ISREG(st->st_mode) || st->st_size != 0)
 		return 0;
-	n = ovl_xattr(fd, user, "whiteout", v, sizeof(v));
+	n = ovl_xattr(fd, true, user, "whiteout", v, sizeof(v));
 	return n >= 0 ? 1 : n == -ENODATA ? 0 : (int)n;
+}
+
+/*
+ * A directory's opaque flag and redirect (into buf, length returned; 0 for none). One
+ * flistxattr() tells whether there is anything to read: most directories have no overlay xattr.
+ */
+static ssize_t dir_xattrs(int fd, bool user, bool *ret_opaque, char *buf, size_t size)
+{
+	const char *prefix = user ? "user.overlay." : "trusted.overlay.";
+	bool opaque = false, redirect = false;
+	char names[1024], v[8];
+	ssize_t n;
+
+	n = flistxattr(fd, names, sizeof(names));
+	if (n < 0 && errno != ERANGE)
+		return errno == ENOTSUP ? 0 : -EXDEV;
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1) {
+		if (strncmp(names + i, prefix, strlen(prefix)) != 0)
+			continue;
+		opaque = opaque || strcmp(names + i + strlen(prefix), "opaque") == 0;
+		redirect = redirect || strcmp(names + i + strlen(prefix), "redirect") == 0;
+	}
+	if (n < 0) /* too many names to list here: ask for both */
+		opaque = redirect = true;
+	if (opaque) {
+		n = ovl_xattr(fd, false, user, "opaque", v, sizeof(v));
+		if (n == -EXDEV)
+			return n;
+		*ret_opaque = n > 0 && v[0] == 'y';
+	}
+	if (!redirect)
+		return 0;
+	n = ovl_xattr(fd, false, user, "redirect", buf, size);
+	return n == -ENODATA ? 0 : n;
 }
 
 struct lookup {
@@ -283,9 +332,9 @@ static int find_entry(struct lookup *lk, size_t from, const char *name, const ch
 		int fd, r;
 
 		if (abs)
-			fd = open_below(lk->s->fds[i], lk->dev[i], abs, &st);
+			fd = open_below(lk->s->fds[i], lk->dev[i], abs, false, &st);
 		else if (lk->dir[i] >= 0)
-			fd = open_child(lk->dir[i], lk->dev[i], name, &st);
+			fd = open_child(lk->dir[i], lk->dev[i], name, false, &st);
 		else
 			continue;
 		if (fd == -ENOENT)
@@ -324,26 +373,23 @@ static int step_dir(struct lookup *lk, const char *name)
 		lk->dir[i] = -1;
 		if (stop || (parent < 0 && !abs))
 			continue;
-		fd = abs ? open_below(lk->s->fds[i], lk->dev[i], abs, &st)
-			 : open_child(parent, lk->dev[i], rel ? rel : name, &st);
+		fd = abs ? open_below(lk->s->fds[i], lk->dev[i], abs, true, &st)
+			 : open_child(parent, lk->dev[i], rel ? rel : name, true, &st);
 		if (fd == -ENOENT)
 			continue;
-		if (fd < 0)
-			return fd == -ENOMEM ? fd : -EXDEV;
-		if (!S_ISDIR(st.st_mode)) {
-			close(fd);
+		if (fd == -ENOTDIR) { /* a whiteout or another non-directory */
 			stop = true;
 			continue;
 		}
+		if (fd < 0)
+			return fd == -ENOMEM ? fd : -EXDEV;
 		lk->dir[i] = fd;
-		n = ovl_xattr(fd, lk->s->userxattr, "opaque", v, sizeof(v));
-		if (n == -EXDEV)
-			return -EXDEV;
-		stop = n > 0 && v[0] == 'y';
-		n = ovl_xattr(fd, lk->s->userxattr, "redirect", v, sizeof(v));
-		if (n == -EXDEV)
-			return -EXDEV;
-		if (n <= 0)
+		if (i + 1 == lk->s->n_merge)
+			break; /* no layer below to stop or redirect */
+		n = dir_xattrs(fd, lk->s->userxattr, &stop, v, sizeof(v));
+		if (n < 0)
+			return n;
+		if (n == 0)
 			continue;
 		if (v[0] == '/' || abs) {
 			/* a relative redirect below an absolute one replaces its last name */
@@ -378,12 +424,12 @@ static int next_data(struct lookup *lk, const struct entry *e, const char *name,
 	ssize_t n;
 	int r;
 
-	n = ovl_xattr(e->fd, lk->s->userxattr, "metacopy", v, sizeof(v));
+	n = ovl_xattr(e->fd, true, lk->s->userxattr, "metacopy", v, sizeof(v));
 	if (n == -ENODATA)
 		return 0;
 	if (n < 0)
 		return -EXDEV;
-	n = ovl_xattr(e->fd, lk->s->userxattr, "redirect", v, sizeof(v));
+	n = ovl_xattr(e->fd, true, lk->s->userxattr, "redirect", v, sizeof(v));
 	if (n == -EXDEV)
 		return -EXDEV;
 	if (n > 0 && v[0] == '/')
@@ -592,17 +638,14 @@ static int mount_id_of(int fd, int *ret)
 	return 0;
 }
 
-/* The mount of fd, as process pid's mountinfo describes it. */
-static int find_mount(int procfs_fd, pid_t pid, int fd, struct mountinfo *ret)
+/* Mount id, as process pid's mountinfo describes it. */
+static int find_mount(int procfs_fd, pid_t pid, int id, struct mountinfo *ret)
 {
 	_cleanup_free_ char *buf = NULL;
 	char rel[64];
 	size_t len;
-	int id, r;
+	int r;
 
-	r = mount_id_of(fd, &id);
-	if (r < 0)
-		return r;
 	snprintf(rel, sizeof(rel), "%d/mountinfo", (int)pid);
 	r = pid ? read_file_at(procfs_fd, rel, &buf, &len)
 		: read_file_at(AT_FDCWD, "/proc/self/mountinfo", &buf, &len);
@@ -726,60 +769,142 @@ static int open_layers(int basefd, const struct overlay_layers *ly, struct layer
 /*
  * The layers opened from the root of process pid (an overlay mounted inside its container),
  * else from our own root, else from the root of pid 1 of procfs (the host, where container
- * runtimes mount, when the exporter runs in a container of its own).
+ * runtimes mount, when the exporter runs in a container of its own). *base: the root that
+ * worked last time for this mount, tried first (-1: none yet); set to the one that works.
  */
-static int open_stack(int procfs_fd, pid_t pid, const struct overlay_layers *ly,
+static int open_stack(int procfs_fd, pid_t pid, const struct overlay_layers *ly, int *base,
 		      struct layer_fds *ret)
 {
+	int order[4] = { *base, 0, 1, 2 };
 	char rel[32];
 	int r = -EXDEV;
 
-	for (int i = pid ? 0 : 1; i < 3; i++) {
-		_cleanup_close_ int base = -1;
+	for (size_t k = 0; k < ELEMENTSOF(order); k++) {
+		_cleanup_close_ int fd = -1;
+		int i = order[k];
 
+		if (i < 0 || (k > 0 && i == *base) || (i == 0 && !pid))
+			continue;
 		snprintf(rel, sizeof(rel), "%d/root", i == 0 ? (int)pid : 1);
-		base = i == 1 ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)
-			      : openat(procfs_fd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (base < 0) {
+		fd = i == 1 ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)
+			    : openat(procfs_fd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
 			if (i == 0 && (errno == ENOENT || errno == ESRCH))
 				return -ESRCH;
 			continue;
 		}
-		r = open_layers(base, ly, ret);
-		if (r != -EXDEV)
+		r = open_layers(fd, ly, ret);
+		if (r != -EXDEV) {
+			if (r == 0)
+				*base = i;
 			return r;
+		}
 	}
 	return r;
 }
 
-int overlay_resolve(int procfs_fd, pid_t pid, const char *path, int fd, const struct stat *st,
-		    int *ret_fd, struct stat *ret_st)
+/*
+ * The mount of the last file resolved, its layers read: the files of a process come one after
+ * another, mostly on one mount. Keyed by the process's mount namespace and the mount id, and
+ * trusted for a second (a mount id is reused once its mount is gone; every file is still
+ * checked). No descriptor is kept: a held layer directory would keep its file system busy.
+ */
+static struct {
+	pthread_mutex_t lock;
+	bool valid;
+	dev_t ns_dev;
+	ino_t ns_ino;
+	int mnt_id;
+	uint64_t until_ns;
+	struct mountinfo m;
+	struct overlay_layers ly;
+	int base;
+} cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static uint64_t now_ns(void)
 {
-	_cleanup_(mountinfo_done) struct mountinfo m = { 0 };
-	_cleanup_(overlay_layers_done) struct overlay_layers ly = { 0 };
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Fills the cache for (namespace, mount id) unless it holds it already. Under cache.lock. */
+static int cache_mount(int procfs_fd, pid_t pid, const struct stat *ns, int mnt_id)
+{
+	struct mountinfo m;
+	struct overlay_layers ly;
+	uint64_t now = now_ns();
+	int r;
+
+	if (cache.valid && cache.ns_dev == ns->st_dev && cache.ns_ino == ns->st_ino &&
+	    cache.mnt_id == mnt_id && now < cache.until_ns)
+		return 0;
+	r = find_mount(procfs_fd, pid, mnt_id, &m);
+	if (r < 0)
+		return r;
+	r = overlay_parse_layers(m.super_options, &ly);
+	if (r < 0) {
+		mountinfo_done(&m);
+		return r == -ENOMEM ? r : -EXDEV;
+	}
+	if (cache.valid) {
+		mountinfo_done(&cache.m);
+		overlay_layers_done(&cache.ly);
+	}
+	cache.m = m;
+	cache.ly = ly;
+	cache.ns_dev = ns->st_dev;
+	cache.ns_ino = ns->st_ino;
+	cache.mnt_id = mnt_id;
+	cache.until_ns = now + 1000000000u;
+	cache.base = -1;
+	cache.valid = true;
+	return 0;
+}
+
+/* The real file, with the mount in the cache. Under cache.lock. */
+static int resolve_locked(int procfs_fd, pid_t pid, const char *path, const struct stat *st,
+			  int *ret_fd, struct stat *ret_st)
+{
 	_cleanup_(layer_fds_done) struct layer_fds l = { 0 };
 	_cleanup_free_ char *inner = NULL;
 	struct overlay_stack s;
 	int r;
 
-	if (!path || path[0] != '/' || !S_ISREG(st->st_mode))
-		return -EXDEV;
-	r = find_mount(procfs_fd, pid, fd, &m);
-	if (r < 0)
-		return r;
-	inner = path_in_overlay(&m, path);
+	inner = path_in_overlay(&cache.m, path);
 	if (!inner)
 		return -EXDEV;
 	r = same_file_in_ns(procfs_fd, pid, path, st);
 	if (r < 0)
 		return r;
-	r = overlay_parse_layers(m.super_options, &ly);
-	if (r < 0)
-		return r == -ENOMEM ? r : -EXDEV;
-	r = open_stack(procfs_fd, pid, &ly, &l);
+	r = open_stack(procfs_fd, pid, &cache.ly, &cache.base, &l);
 	if (r < 0)
 		return r;
-	s = (struct overlay_stack){ .fds = l.fds, .n = l.n, .n_merge = l.n - ly.n_data,
-				    .upper = ly.upper != NULL, .userxattr = ly.userxattr };
+	s = (struct overlay_stack){ .fds = l.fds, .n = l.n, .n_merge = l.n - cache.ly.n_data,
+				    .upper = cache.ly.upper != NULL, .userxattr = cache.ly.userxattr };
 	return overlay_lookup(&s, inner, st, ret_fd, ret_st);
+}
+
+int overlay_resolve(int procfs_fd, pid_t pid, const char *path, int fd, const struct stat *st,
+		    int *ret_fd, struct stat *ret_st)
+{
+	char rel[64];
+	struct stat ns;
+	int id, r;
+
+	if (!path || path[0] != '/' || !S_ISREG(st->st_mode))
+		return -EXDEV;
+	r = mount_id_of(fd, &id);
+	if (r < 0)
+		return r;
+	snprintf(rel, sizeof(rel), "%d/ns/mnt", (int)pid);
+	if (pid ? fstatat(procfs_fd, rel, &ns, 0) : stat("/proc/self/ns/mnt", &ns))
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : -EXDEV;
+	pthread_mutex_lock(&cache.lock);
+	r = cache_mount(procfs_fd, pid, &ns, id);
+	if (r == 0)
+		r = resolve_locked(procfs_fd, pid, path, st, ret_fd, ret_st);
+	pthread_mutex_unlock(&cache.lock);
+	return r;
 }
