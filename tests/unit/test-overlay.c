@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "mountinfo.h"
 #include "overlay.h"
 
 /* ---- the layer list ---- */
@@ -388,6 +389,52 @@ static void test_metacopy(void **state)
 	assert_int_equal(lookup(t, "m", &ovl), -EXDEV);
 }
 
+/*
+ * From a mountinfo line to the file: the layers named in a fake mountinfo of an overlay whose
+ * layers are this tree (escaped as the kernel escapes them), opened, and the file looked up.
+ */
+static void test_from_mountinfo(void **state)
+{
+	struct tree *t = *state;
+	char buf[2048];
+	struct overlay_layers ly;
+	struct mountinfo m;
+	struct overlay_stack s;
+	struct stat ovl, rst;
+	int fds[N_LAYERS], fd = -1;
+
+	snprintf(buf, sizeof(buf),
+		 "22 27 0:21 / /proc rw,relatime - proc proc rw\n"
+		 "49 27 0:40 / /srv/merged rw,relatime shared:9 - overlay overlay rw,"
+		 "lowerdir=%s/lower1:%s/lower2::%s/data,upperdir=%s/upper,workdir=/w,userxattr\n",
+		 t->dir, t->dir, t->dir, t->dir);
+	assert_int_equal(mountinfo_find(buf, strlen(buf), 49, &m), 0);
+	assert_string_equal(m.fstype, "overlay");
+	assert_int_equal(overlay_parse_layers(m.super_options, &ly), 0);
+	assert_non_null(ly.upper);
+	assert_int_equal(ly.n_lower, 2);
+	assert_int_equal(ly.n_data, 1);
+	assert_true(ly.userxattr);
+	fds[0] = open(ly.upper, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fds[1] = open(ly.lower[0], O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fds[2] = open(ly.lower[1], O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fds[3] = open(ly.data[0], O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (int i = 0; i < N_LAYERS; i++)
+		assert_true(fds[i] >= 0);
+	s = (struct overlay_stack){ .fds = fds, .n = N_LAYERS, .n_merge = N_LAYERS - ly.n_data,
+				    .upper = true, .userxattr = ly.userxattr };
+	mkdir_in(t, LOWER2, "etc");
+	mkfile(t, LOWER2, "etc/os-release", 300);
+	ovl = stat_of(t, LOWER2, "etc/os-release");
+	assert_int_equal(overlay_lookup(&s, "/etc/os-release", &ovl, &fd, &rst), 0);
+	assert_int_equal(rst.st_ino, ovl.st_ino);
+	close(fd);
+	for (int i = 0; i < N_LAYERS; i++)
+		close(fds[i]);
+	overlay_layers_done(&ly);
+	mountinfo_done(&m);
+}
+
 static void test_is_overlay(void **state)
 {
 	struct tree *t = *state;
@@ -412,6 +459,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_file_hides_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_redirect_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metacopy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_from_mountinfo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_is_overlay, setup, teardown),
 	};
 
