@@ -14,6 +14,7 @@ SUITES = \
 	mutate='scripts/mutate.sh' \
 	kernel='kernel/scripts/test.sh' \
 	integration='tests/integration/run.sh' \
+	overlay='tests/integration/overlay.sh' \
 	hardening='tests/integration/hardening.sh' \
 	dashboards='dashboards/check.sh' \
 	deploy='deploy/check.sh' \

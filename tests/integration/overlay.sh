@@ -17,36 +17,22 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${CACHESTAT_EXPORTER:-$top/exporter/cachestat_exporter}
-passed=0 failed=0 skipped=0
 mib=$((1 << 20))
-
-pass() { passed=$((passed + 1)); echo "ok - $*"; }
-fail() { failed=$((failed + 1)); echo "not ok - $*"; }
-skip() { skipped=$((skipped + 1)); echo "skip - $*"; }
-finish() {
-	echo "$passed passed, $failed failed, $skipped skipped"
-	[ "$failed" -eq 0 ]
-	exit
-}
-eq() { # eq DESCRIPTION GOT WANT
-	if [ "$2" = "$3" ]; then pass "$1 ($2)"; else fail "$1: got '$2', want '$3'"; fi
-}
+# shellcheck source=tests/lib/tap.sh
+. "$top/tests/lib/tap.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
-	skip "overlay: needs root to mount overlayfs and make cgroups"
-	finish
+	skip_suite "needs root to mount overlayfs and make cgroups"
 fi
 for tool in jq busybox fincore unshare setpriv python3; do
 	if ! command -v "$tool" >/dev/null; then
-		skip "overlay: $tool is not installed (tests/integration/deps.txt)"
-		finish
+		skip_suite "$tool is not installed (tests/integration/deps.txt)"
 	fi
 done
 cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 parent=$cg2/cse-ov-$$
 if [ -z "$cg2" ] || ! mkdir "$parent" 2>/dev/null; then
-	skip "overlay: no writable cgroup v2"
-	finish
+	skip_suite "no writable cgroup v2"
 fi
 
 work=$(mktemp -d /var/tmp/cse-ov.XXXXXX)
@@ -124,8 +110,7 @@ mkdata "$a/l2/wo/gone.bin" $((4 * mib)) # a namesake under the whiteout
 mkdata "$a/l2/mapped.bin" $((8 * mib))
 sync # written pages are dirty until written back, and fadvise cannot drop them
 if ! ovmount "$a/m" "lowerdir=$a/l1:$a/l2:$a/l3,upperdir=$a/u,workdir=$a/w"; then
-	skip "overlay: cannot mount overlayfs here"
-	finish
+	skip_suite "cannot mount overlayfs here"
 fi
 m=$a/m
 
@@ -247,13 +232,13 @@ if [ "$metacopy" = yes ]; then
 		"$(file_cached "$out" metacopy "$b/m/meta2.bin")" "$(res "$b/l/meta.bin")"
 	eq "metacopy: the upper metadata file holds no page" "$(res "$b/u/meta2.bin")" 0
 else
-	skip "metacopy: this kernel made no metacopy file (metacopy=on refused or not used)"
+	skip "metacopy" "this kernel made no metacopy file (metacopy=on refused or not used)"
 fi
 if [ "$dataonly" = yes ]; then
 	eq "data-only lower: exporter = fincore of the data file" \
 		"$(file_cached "$out" dataonly "$c/m/dm.bin")" "$(res "$c/d/blob")"
 else
-	skip "data-only lower: this kernel refused lowerdir=L::DATA"
+	skip "data-only lower" "this kernel refused lowerdir=L::DATA"
 fi
 eq "container root (pivot_root): exporter = fincore of the layer file" \
 	"$(file_cached "$out" container /data.bin)" "$(res "$d/l/data.bin")"
