@@ -28,6 +28,7 @@ struct collector {
 	char *procfs;
 	struct pagecache pc;
 	long page_size;
+	struct fstypes fstypes; /* its mount cache is the running scan's */
 
 	pthread_mutex_t lock;
 	pthread_cond_t done;
@@ -48,6 +49,7 @@ struct scan {
 	struct files_ctx files;
 	struct topn top;
 	uint64_t scan_budget;
+	size_t n_cgroups;        /* in the tree when the scan started, for fair shares of time */
 	struct snap_cgroup *cur; /* the cgroup being scanned */
 	double seconds[_COLLECTOR_MAX];
 };
@@ -168,9 +170,9 @@ static int scan_files(struct scan *s, int dirfd, struct snap_cgroup *cg)
 	budget = s->cfg->max_files_per_cgroup;
 	if (budget > s->scan_budget)
 		budget = s->scan_budget;
-	s->files.budget = budget;
 	s->cur = cg;
-	fileset_clear(&s->files.seen);
+	files_cgroup_begin(&s->files, budget,
+			   s->n_cgroups >= s->snap->n_cgroups ? s->n_cgroups - s->snap->n_cgroups + 1 : 1);
 
 	r = cgroups_read_procs(dirfd, &pids, &n_pids);
 	if (r == -ENOENT || r == -ENODEV)
@@ -264,6 +266,14 @@ static int visit_cgroup(int dirfd, const char *label, void *userdata)
 	return 0;
 }
 
+static int count_cgroup(int dirfd, const char *label, void *userdata)
+{
+	(void)dirfd;
+	(void)label;
+	(*(size_t *)userdata)++;
+	return 0;
+}
+
 static int cgroup_cmp(const void *a, const void *b)
 {
 	const struct snap_cgroup *x = a, *y = b;
@@ -301,6 +311,7 @@ static struct snapshot *scan_run(struct collector *c, const struct config *cfg)
 		.procfs_fd = -1,
 		.visit = visit_file,
 		.userdata = &s,
+		.fstypes = &c->fstypes,
 		.deadline_ns = files_now_ns() + (uint64_t)(cfg->max_scan_seconds * 1e9),
 	};
 	r = topn_init(&s.top, s.snap->collectors[COLLECTOR_PERFILE].enabled ? cfg->per_file_top : 0);
@@ -319,6 +330,7 @@ static struct snapshot *scan_run(struct collector *c, const struct config *cfg)
 		s.snap->collectors[COLLECTOR_CACHESTAT].success = false;
 		s.snap->collectors[COLLECTOR_MEMSTAT].success = false;
 	} else {
+		cgroups_walk(root, count_cgroup, &s.n_cgroups);
 		r = cgroups_walk(root, visit_cgroup, &s);
 		if (r == -ENOMEM)
 			goto fail;
@@ -340,13 +352,13 @@ static struct snapshot *scan_run(struct collector *c, const struct config *cfg)
 	memcpy(s.snap->skipped, s.files.skipped, sizeof(s.snap->skipped));
 
 	closep(&s.files.procfs_fd);
-	fileset_done(&s.files.seen);
+	files_ctx_done(&s.files);
 	topn_done(&s.top);
 	return s.snap;
 
 fail:
 	closep(&s.files.procfs_fd);
-	fileset_done(&s.files.seen);
+	files_ctx_done(&s.files);
 	topn_done(&s.top);
 	snapshot_unref(s.snap);
 	return NULL;
@@ -372,6 +384,7 @@ int collector_new(const struct collector_options *opts, const struct pagecache *
 	}
 	c->opts.cgroupfs = c->cgroupfs;
 	c->opts.procfs = c->procfs;
+	c->opts.fs_types_exclude = NULL;
 	c->cfg->cfg = cfg;
 	c->cfg->refs = 1;
 	c->pc = *pc;
@@ -380,6 +393,11 @@ int collector_new(const struct collector_options *opts, const struct pagecache *
 		c->page_size = 4096;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->done, NULL);
+	if (fstypes_init(&c->fstypes, opts->fs_types_exclude ? opts->fs_types_exclude
+							     : FSTYPES_DEFAULT_EXCLUDE) < 0) {
+		collector_free(c); /* frees cfg too: it was handed over */
+		return -EINVAL;
+	}
 	*ret = c;
 	return 0;
 }
@@ -455,6 +473,7 @@ void collector_free(struct collector *c)
 		return;
 	snapshot_unref(c->latest);
 	config_ref_drop(c->cfg);
+	fstypes_done(&c->fstypes);
 	pthread_mutex_destroy(&c->lock);
 	pthread_cond_destroy(&c->done);
 	free(c->cgroupfs);

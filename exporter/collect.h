@@ -16,11 +16,12 @@ struct collector_options {
 	const char *cgroupfs; /* the cgroup v2 mount to walk */
 	const char *procfs;
 	bool enable[_COLLECTOR_MAX];
+	const char *fs_types_exclude; /* regex of file system types not to touch; NULL: the default */
 };
 
 struct collector;
 
-/* Takes ownership of cfg. Returns 0 or -ENOMEM. */
+/* Takes ownership of cfg. Returns 0, -ENOMEM, or -EINVAL for a bad fs_types_exclude. */
 int collector_new(const struct collector_options *opts, const struct pagecache *pc,
 		  struct config *cfg, struct collector **ret);
 

@@ -41,6 +41,7 @@ struct args {
 	bool cgroupfs_given;
 	const char *procfs;
 	bool enable[_COLLECTOR_MAX];
+	const char *fs_types_exclude;
 	bool once;
 	enum format format;
 	unsigned max_requests;
@@ -81,6 +82,8 @@ static void usage(FILE *f)
 		"  --[no-]collector.cachestat page cache of the files of each cgroup (default on)\n"
 		"  --[no-]collector.memstat   memory.stat and memory.numa_stat counters (default on)\n"
 		"  --[no-]collector.perfile   top files per cgroup (default on)\n"
+		"  --collector.cachestat.fs-types-exclude=REGEX  file system types never touched\n"
+		"                             (default: network file systems and FUSE)\n"
 		"  --once                     scan once, print to stdout and exit\n"
 		"  --format=text|json         output of --once (default text)\n"
 		"  --log.level=LEVEL          debug, info, warn or error (default info)\n"
@@ -115,6 +118,7 @@ enum {
 	OPT_USER,
 	OPT_NO_DROP,
 	OPT_SECCOMP,
+	OPT_FS_TYPES_EXCLUDE,
 	OPT_COLLECTOR_ON = 512,  /* + collector id */
 	OPT_COLLECTOR_OFF = 768, /* + collector id */
 };
@@ -158,6 +162,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "no-collector.cachestat", no_argument, NULL, OPT_COLLECTOR_OFF + COLLECTOR_CACHESTAT },
 		{ "no-collector.memstat", no_argument, NULL, OPT_COLLECTOR_OFF + COLLECTOR_MEMSTAT },
 		{ "no-collector.perfile", no_argument, NULL, OPT_COLLECTOR_OFF + COLLECTOR_PERFILE },
+		{ "collector.cachestat.fs-types-exclude", required_argument, NULL, OPT_FS_TYPES_EXCLUDE },
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "log.level", required_argument, NULL, OPT_LOG_LEVEL },
@@ -217,6 +222,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case OPT_PROCFS:
 			a->procfs = optarg;
+			break;
+		case OPT_FS_TYPES_EXCLUDE:
+			a->fs_types_exclude = optarg;
 			break;
 		case OPT_ONCE:
 			a->once = true;
@@ -515,7 +523,8 @@ int main(int argc, char **argv)
 	cgroupfs = resolve_cgroupfs(&a);
 	if (!cgroupfs)
 		goto fail;
-	co = (struct collector_options){ .cgroupfs = cgroupfs, .procfs = a.procfs };
+	co = (struct collector_options){ .cgroupfs = cgroupfs, .procfs = a.procfs,
+					 .fs_types_exclude = a.fs_types_exclude };
 	memcpy(co.enable, a.enable, sizeof(co.enable));
 	r = collector_new(&co, &pc, TAKE_PTR(cfg), &c);
 	if (r < 0) {

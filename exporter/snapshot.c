@@ -11,6 +11,8 @@ static const char *const skip_names[_SKIP_MAX] = {
 	[SKIP_NOT_FOUND] = "not_found",
 	[SKIP_UNSUPPORTED] = "unsupported",
 	[SKIP_ERROR] = "error",
+	[SKIP_NO_ACCESS] = "no_access",
+	[SKIP_FS_TYPE] = "fs_type",
 };
 
 static const char *const collector_names[_COLLECTOR_MAX] = {

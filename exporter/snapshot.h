@@ -22,6 +22,8 @@ enum skip_reason {
 	SKIP_NOT_FOUND,   /* a configured path that does not exist */
 	SKIP_UNSUPPORTED, /* cachestat says EOPNOTSUPP (hugetlbfs) */
 	SKIP_ERROR,       /* any other error */
+	SKIP_NO_ACCESS,   /* the process holding it could not have asked cachestat about it */
+	SKIP_FS_TYPE,     /* on a file system --collector.cachestat.fs-types-exclude names */
 	_SKIP_MAX,
 };
 

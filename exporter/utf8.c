@@ -52,6 +52,13 @@ char *utf8_sanitize(const char *s)
 	for (size_t i = 0; i < n;) {
 		size_t l = utf8_seq_len(p + i, n - i);
 
+		if (p[i] == '\\') {
+			/* a backslash of the name: doubled, so that it never reads as an escape */
+			r[out++] = '\\';
+			r[out++] = '\\';
+			i++;
+			continue;
+		}
 		if (l == 0) {
 			snprintf(r + out, 5, "\\x%02x", p[i]);
 			out += 4;
