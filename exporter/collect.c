@@ -331,6 +331,8 @@ static struct snapshot *scan_run(struct collector *c, const struct config *cfg)
 		s.snap->collectors[COLLECTOR_MEMSTAT].success = false;
 	} else {
 		cgroups_walk(root, count_cgroup, &s.n_cgroups);
+		/* half an equal share of the time is kept for every cgroup; the rest is first come */
+		s.files.reserve_ns = (uint64_t)(cfg->max_scan_seconds * 1e9) / (2 * (s.n_cgroups + 1));
 		r = cgroups_walk(root, visit_cgroup, &s);
 		if (r == -ENOMEM)
 			goto fail;

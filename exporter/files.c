@@ -89,8 +89,12 @@ void files_cgroup_begin(struct files_ctx *ctx, uint64_t budget, size_t cgroups_l
 	ctx->budget = budget;
 	ctx->slice_out = false;
 	ctx->slice_deadline_ns = 0;
-	if (ctx->deadline_ns > now)
-		ctx->slice_deadline_ns = now + (ctx->deadline_ns - now) / (cgroups_left ? cgroups_left : 1);
+	if (ctx->deadline_ns > now) {
+		uint64_t left = ctx->deadline_ns - now, n = cgroups_left ? cgroups_left : 1;
+		uint64_t keep = ctx->reserve_ns * (n - 1), equal = left / n;
+
+		ctx->slice_deadline_ns = now + (left > keep && left - keep > equal ? left - keep : equal);
+	}
 	fileset_clear(&ctx->seen);
 }
 

@@ -43,6 +43,7 @@ struct files_ctx {
 	uint64_t budget;             /* descriptors, mappings and files that may still be looked at */
 	uint64_t deadline_ns;        /* of the scan, CLOCK_MONOTONIC; 0 for none */
 	uint64_t slice_deadline_ns;  /* of this cgroup's share of the scan time; 0 for none */
+	uint64_t reserve_ns;         /* kept for each cgroup still to come */
 	bool timed_out;              /* set once the scan's deadline passed */
 	bool slice_out;              /* set once this cgroup's share ran out */
 	uint64_t skipped[_SKIP_MAX]; /* added to by every call */
@@ -53,8 +54,9 @@ struct files_ctx {
 uint64_t files_now_ns(void);
 
 /*
- * Starts a cgroup: a budget of descriptors, mappings and files, and a fair share of the time
- * left, cgroups_left being the cgroups still to scan, this one included.
+ * Starts a cgroup: a budget of descriptors, mappings and files, and its share of the time:
+ * up to the scan's deadline less reserve_ns for each of the cgroups after it (cgroups_left
+ * counts this one), and never less than an equal share of the time left.
  */
 void files_cgroup_begin(struct files_ctx *ctx, uint64_t budget, size_t cgroups_left);
 

@@ -3,8 +3,27 @@
 #include "fstypes.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The mount a memfd of ours lives on: the one memfds, SysV shm and shared /dev/zero use. */
+static void find_shm_mount(struct fstypes *f)
+{
+	struct statx sx;
+	int fd = memfd_create("cachestat-exporter-probe", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID)) {
+		f->shm_mnt_id = sx.stx_mnt_id;
+		f->shm_known = true;
+	}
+	close(fd);
+}
 
 int fstypes_init(struct fstypes *f, const char *regex)
 {
@@ -14,6 +33,7 @@ int fstypes_init(struct fstypes *f, const char *regex)
 	if (regcomp(&f->exclude, regex, REG_EXTENDED | REG_NOSUB) != 0)
 		return -EINVAL;
 	f->active = true;
+	find_shm_mount(f);
 	return 0;
 }
 
@@ -59,6 +79,8 @@ int fstypes_mount_excluded(const struct fstypes *f, uint64_t mnt_id)
 {
 	size_t i = find(f, mnt_id);
 
+	if (f->shm_known && mnt_id == f->shm_mnt_id)
+		return fstypes_name_excluded(f, "tmpfs") ? 1 : 0;
 	if (i == f->n || f->mounts[i].mnt_id != mnt_id)
 		return -ENOENT;
 	return f->mounts[i].excluded ? 1 : 0;

@@ -33,10 +33,16 @@ struct fstypes {
 	struct fstypes_mount *mounts;
 	size_t n, cap;
 	bool loaded_self;
+	/* the kernel's internal tmpfs mount (memfd, SysV shm, shared /dev/zero), in no mountinfo */
+	uint64_t shm_mnt_id;
+	bool shm_known;
 };
 
-/* Compiles the exclusion regex (POSIX extended, anchored by the caller as it likes); NULL or
- * "" excludes nothing. Returns 0 or -EINVAL. */
+/*
+ * Compiles the exclusion regex (POSIX extended, anchored by the caller as it likes); NULL or
+ * "" excludes nothing. Finds the kernel's internal tmpfs mount through a memfd of its own.
+ * Returns 0 or -EINVAL.
+ */
 int fstypes_init(struct fstypes *f, const char *regex);
 void fstypes_done(struct fstypes *f);
 

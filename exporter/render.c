@@ -23,21 +23,7 @@ int render_label_value(FILE *out, const char *s)
 
 	if (!clean)
 		return -ENOMEM;
-	for (const char *p = clean; *p; p++) {
-		switch (*p) {
-		case '\\':
-			fputs("\\\\", out);
-			break;
-		case '"':
-			fputs("\\\"", out);
-			break;
-		case '\n':
-			fputs("\\n", out);
-			break;
-		default:
-			fputc(*p, out);
-		}
-	}
+	utf8_write_label(out, clean);
 	return 0;
 }
 
@@ -241,7 +227,7 @@ static void render_perfile(FILE *out, const struct snapshot *s)
 				fputs(fams[f].name, out);
 				cgroup_labels(out, cg);
 				fputs(",path=\"", out);
-				render_label_value(out, file->path);
+				utf8_write_label(out, file->path); /* sanitized by topn */
 				fprintf(out, "\"} %" PRIu64 "\n", v);
 			}
 		}
@@ -360,7 +346,7 @@ static json_t *json_cgroup(const struct snapshot *s, const struct snap_cgroup *c
 			json_t *f = json_object();
 
 			if (f) {
-				json_object_set_new(f, "path", json_str(cg->top[j].path));
+				json_object_set_new(f, "path", json_string(cg->top[j].path));
 				json_object_set_new(f, "size_bytes", json_u64(cg->top[j].size));
 				json_counts(&cg->top[j].c, f);
 			}

@@ -39,7 +39,7 @@ struct snap_counts {
 };
 
 struct snap_file {
-	char *path;
+	char *path; /* valid UTF-8, one-to-one with the file's name (topn_take()) */
 	uint64_t size;
 	struct snap_counts c;
 	uint64_t dev, ino; /* identity, for a choice among equals that needs no path */

@@ -73,3 +73,22 @@ char *utf8_sanitize(const char *s)
 	return r;
 }
 
+
+void utf8_write_label(FILE *out, const char *s)
+{
+	for (const char *p = s; *p; p++) {
+		switch (*p) {
+		case '\\':
+			fputs("\\\\", out);
+			break;
+		case '"':
+			fputs("\\\"", out);
+			break;
+		case '\n':
+			fputs("\\n", out);
+			break;
+		default:
+			fputc(*p, out);
+		}
+	}
+}

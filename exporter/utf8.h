@@ -12,3 +12,11 @@
  * ENOMEM.
  */
 char *utf8_sanitize(const char *s);
+
+#include <stdio.h>
+
+/*
+ * Writes s, valid UTF-8 already (a utf8_sanitize() result), as a label value of the text
+ * format: backslash, double quote and newline escaped.
+ */
+void utf8_write_label(FILE *out, const char *s);

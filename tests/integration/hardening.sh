@@ -578,17 +578,23 @@ hostile_cleanup() {
 	for p in "${hostile_pids[@]}"; do wait "$p" 2>/dev/null; done
 	hostile_pids=()
 	for c in "${hostile_cgroups[@]}"; do
+		# the processes they forked too (cgroup.kill: every process of the subtree)
+		echo 1 >"$c/cgroup.kill" 2>/dev/null
+		for _ in $(seq 50); do
+			[ -z "$(find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null)" ] && break
+			sleep 0.1
+		done
 		find "$c" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
-		rmdir "$c" 2>/dev/null
+		rmdir "$c" 2>/dev/null || echo "  | could not remove $c"
 	done
 	hostile_cgroups=()
 }
-# hostile_tree NAME: a fresh cgroup subtree for one case; prints its path
+# hostile_tree NAME: a fresh cgroup subtree for one case, in $sub (not a subshell: the list of
+# subtrees to remove is kept here)
 hostile_tree() {
-	local c=$cg2/cse-$1-$$
-	mkdir "$c" || return 1
-	hostile_cgroups+=("$c")
-	echo "$c"
+	sub=$cg2/cse-$1-$$
+	mkdir "$sub" || return 1
+	hostile_cgroups+=("$sub")
 }
 # in_cgroup CGROUP CMD...: runs CMD in the background inside CGROUP (sets $!)
 in_cgroup() {
@@ -614,7 +620,7 @@ no_dup_series() {
 # exactly the files it may ask about are reported.
 hostile_oracle() {
 	local sub d=$work/orc expected got files
-	sub=$(hostile_tree oracle) && mkdir "$sub/h" || { fail "oracle: no cgroup"; return; }
+	hostile_tree oracle && mkdir "$sub/h" || { fail "oracle: no cgroup"; return; }
 	mkdir -p "$d" "$work/orc-run" && chown 65534 "$work/orc-run"
 	for f in secret public worldw own pubmap ownmap; do head -c 65536 /dev/urandom >"$d/$f"; done
 	chmod 600 "$d/secret"
@@ -647,11 +653,12 @@ hostile_oracle() {
 }
 
 # 2. Check-then-open race: descriptors 100-103 swap between O_PATH descriptors of a regular file,
-# a root-only device node and a FIFO; inotify counts every open of the device and the FIFO.
+# a root-only device node and a FIFO (and, in a second process, a regular file held read-only);
+# inotify counts every open of the device and the FIFO.
 hostile_race() {
 	local sub d=$work/race out n
 	if ! cc -O2 -o "$work/racer" "$hostile/racer.c"; then fail "racer.c does not build"; return; fi
-	sub=$(hostile_tree race) && mkdir "$sub/r" || { fail "race: no cgroup"; return; }
+	hostile_tree race && mkdir "$sub/r" || { fail "race: no cgroup"; return; }
 	mkdir -p "$d"
 	head -c 65536 /dev/urandom >"$d/regular"
 	mknod -m 600 "$d/device" c 1 3
@@ -683,7 +690,13 @@ EOF
 	for _ in $(seq 100); do grep -q watching "$work/race.watch" && break; sleep 0.05; done
 	in_cgroup "$sub/r" "${as_nobody[@]}" "$work/racer" "$d/regular" "$d/device" "$d/fifo" \
 		>"$work/racer.out" 2>&1 </dev/null
-	for _ in $(seq 100); do grep -q ready "$work/racer.out" && break; sleep 0.05; done
+	# and one holding its own file read-only, which it may ask cachestat about: the scan gets
+	# past the permission check to the open, in the middle of the swaps
+	head -c 65536 /dev/urandom >"$d/own"
+	chown 65534 "$d/own"
+	in_cgroup "$sub/r" "${as_nobody[@]}" "$work/racer" "$d/own" "$d/device" "$d/fifo" rdonly \
+		>"$work/racer2.out" 2>&1 </dev/null
+	for _ in $(seq 100); do grep -q ready "$work/racer.out" && grep -q ready "$work/racer2.out" && break; sleep 0.05; done
 	if start_exporter --path.cgroupfs="$sub"; then
 		out=$("$py" - "$port" <<'EOF'
 import http.client, sys, time
@@ -716,7 +729,7 @@ EOF
 hostile_fuse() {
 	local sub src=$work/fuse-src mnt=$work/fuse-mnt bindfs_pid start took rc n
 	if ! command -v bindfs >/dev/null; then skip "FUSE: bindfs not installed"; return; fi
-	sub=$(hostile_tree fuse) && mkdir "$sub/f" || { fail "FUSE: no cgroup"; return; }
+	hostile_tree fuse && mkdir "$sub/f" || { fail "FUSE: no cgroup"; return; }
 	mkdir -p "$src" "$mnt"
 	head -c 65536 /dev/urandom >"$src/data"
 	bindfs -f "$src" "$mnt" 2>"$work/bindfs.err" &
@@ -753,7 +766,7 @@ hostile_fuse() {
 # first, must not starve the cgroups after it of their series within max_scan_seconds.
 hostile_fair() {
 	local sub name first v missing=0
-	sub=$(hostile_tree fair) || { fail "fair: no cgroup"; return; }
+	hostile_tree fair || { fail "fair: no cgroup"; return; }
 	for v in 1 2 3 4; do mkdir "$sub/v$v"; done
 	# kernfs lists a directory in hash order: find a name for the hog that comes first
 	for i in $(seq 200); do
@@ -796,16 +809,17 @@ time.sleep(1000)' "$work/fair-file" "$work/fair.ready"
 # 10. Labels one-to-one: cgroups named c<0xff> and c\xff (a backslash), and a real file named
 # like the suffix that tells two deleted files of the same name apart.
 hostile_labels() {
-	local sub d=$work/lbl n
-	sub=$(hostile_tree labels) || { fail "labels: no cgroup"; return; }
+	local sub d=$work/lbl n want
+	hostile_tree labels || { fail "labels: no cgroup"; return; }
 	mkdir "$sub/c"$'\xff' "$sub/c\\xff" "$sub/p" || { fail "labels: cannot name cgroups"; return; }
 	in_cgroup "$sub/c"$'\xff' sleep 1000
 	in_cgroup "$sub/c\\xff" sleep 1000
 	mkdir -p "$d"
 	echo one >"$d/x"
 	echo "real file" >"$d/x (deleted) (2)"
+	echo odd >"$d/"$'b\\x\xffy'
 	in_cgroup "$sub/p" sh -c 'exec 3<"$1/x"; rm "$1/x"; echo two >"$1/x"; exec 4<"$1/x"; rm "$1/x";
-		exec 5<"$1/x (deleted) (2)"; exec sleep 1000' sh "$d"
+		exec 5<"$1/x (deleted) (2)" 6<"$1/$2"; exec sleep 1000' sh "$d" $'b\\x\xffy'
 	sleep 0.3
 	printf '{ "per_file_top": 100 }\n' >"$work/lbl.json"
 	"$bin" --once --path.cgroupfs="$sub" --config.file="$work/lbl.json" >"$work/lbl.prom" 2>/dev/null
@@ -814,6 +828,26 @@ hostile_labels() {
 	n=$(grep -c "^cachestat_file_size_bytes{cgroup=\"/p\",path=\"$d/x" "$work/lbl.prom")
 	eq "labels: two deleted files and the real one have three series" "$n" 3
 	no_dup_series "$work/lbl.prom" "labels"
+	# the label of a name with a backslash and a byte that is not UTF-8, worked out apart from
+	# the exporter: the backslash doubled, the byte as the text \xff, then the format's escapes
+	want=$("$py" -c '
+import sys
+name, out, i = sys.argv[1].encode("utf-8", "surrogateescape"), "", 0
+while i < len(name):
+    if name[i] == 0x5c:
+        out, i = out + "\\\\", i + 1
+        continue
+    for n in (1, 2, 3, 4):
+        try:
+            out, i = out + name[i:i + n].decode("utf-8"), i + n
+            break
+        except UnicodeDecodeError:
+            pass
+    else:
+        out, i = out + "\\x%02x" % name[i], i + 1
+print(out.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n"))' "$d/"$'b\\x\xffy')
+	grep -qF "path=\"$want\"" "$work/lbl.prom" && pass "labels: an odd name reads as worked out ($want)" ||
+		fail "labels: no path label $want"
 	if command -v promtool >/dev/null; then
 		promtool check metrics <"$work/lbl.prom" >"$work/lbl.promtool" 2>&1 &&
 			pass "labels: promtool check metrics" || { fail "labels: promtool"; cat "$work/lbl.promtool"; }

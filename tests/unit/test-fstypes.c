@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* fstypes: mountinfo parsed from strings, the default exclusion, lookups by id and by path. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +10,30 @@
 
 #include <cmocka.h>
 
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "fstypes.h"
+
+/* A memfd's mount is in no mountinfo, yet known: tmpfs, not excluded by default. */
+static void test_memfd(void **state)
+{
+	struct fstypes f;
+	struct statx sx;
+	int fd = memfd_create("t", MFD_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx), 0);
+	close(fd);
+	assert_int_equal(fstypes_init(&f, FSTYPES_DEFAULT_EXCLUDE), 0);
+	assert_int_equal(fstypes_mount_excluded(&f, sx.stx_mnt_id), 0);
+	fstypes_done(&f);
+	assert_int_equal(fstypes_init(&f, "^tmpfs$"), 0);
+	assert_int_equal(fstypes_mount_excluded(&f, sx.stx_mnt_id), 1);
+	fstypes_done(&f);
+}
 
 static const char mountinfo[] =
 	"21 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
@@ -76,6 +101,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_default),
 		cmocka_unit_test(test_custom_and_none),
+		cmocka_unit_test(test_memfd),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -112,7 +112,8 @@ static struct snapshot *known_snapshot(void)
 	cg->n_top = 2;
 	cg->top = calloc(2, sizeof(*cg->top));
 	assert_non_null(cg->top);
-	cg->top[0] = (struct snap_file){ strdup("/var/lib/db/data \"quoted\"\\back\nline\xff"), 8000,
+	/* as topn_take() hands it over: sanitized, a backslash doubled, a bad byte as \xff */
+	cg->top[0] = (struct snap_file){ strdup("/var/lib/db/data \"quoted\"\\\\back\nline\\xff"), 8000,
 					 { 8192, 4096, 0, 0, 0 }, 8, 1 };
 	cg->top[1] = (struct snap_file){ strdup("/tmp/gone (deleted)"), 2000, { 0, 0, 0, 40960, 12288 }, 8, 2 };
 
