@@ -48,6 +48,7 @@ struct files_ctx {
 	bool slice_out;              /* set once this cgroup's share ran out */
 	uint64_t skipped[_SKIP_MAX]; /* added to by every call */
 	char self_userns[64];        /* our user namespace, to judge others' capabilities */
+	int self_fd_dir;             /* /proc/self/fd, opened at the first reopen; 0: not yet */
 };
 
 /* Monotonic clock in nanoseconds. */
