@@ -689,7 +689,59 @@ static bool fs_d_ino_is_st_ino(int fd)
 static int walk_dir(struct files_ctx *ctx, int fd, const struct walk_root *root,
 		    struct pathbuf *path, unsigned depth);
 
-static int walk_entry(struct files_ctx *ctx, int dirfd, const struct dirent *de,
+/*
+ * Whether only root may change the entries of the directory at fd (owned by root, no write
+ * for group or others; a POSIX ACL granting write shows in the group bits): then no one the
+ * scan guards against can swap a name between readdir and open.
+ */
+static bool dir_sealed(int fd)
+{
+	struct stat st;
+
+	return fstat_fd(fd, &st) == 0 && st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/*
+ * A regular entry of a sealed directory, opened directly (O_NOFOLLOW), checked with fstat to be
+ * a regular file and, where the caller deduplicated it by readdir's inode (expect), that
+ * inode. Half the system calls of visit_path()'s O_PATH open and reopen.
+ */
+static int visit_sealed(struct files_ctx *ctx, int dirfd, const char *name,
+			const struct stat *expect, const char *path)
+{
+	_cleanup_close_ int fd = -1;
+	struct files_entry e;
+	struct stat st;
+	int r;
+
+	fd = openat(dirfd, name, FILES_OPEN_FLAGS | O_NOFOLLOW);
+	if (fd < 0) {
+		skip(ctx, skip_reason_of(errno));
+		return 0;
+	}
+	if (fstat_fd(fd, &st) < 0) {
+		skip(ctx, SKIP_ERROR);
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		skip(ctx, SKIP_NOT_REGULAR);
+		return 0;
+	}
+	if (expect) {
+		if (st.st_dev != expect->st_dev || st.st_ino != expect->st_ino) {
+			skip(ctx, SKIP_VANISHED);
+			return 0;
+		}
+	} else {
+		r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+		if (r <= 0)
+			return r;
+	}
+	e = (struct files_entry){ .fd = fd, .st = &st, .path = path };
+	return ctx->visit(ctx, &e);
+}
+
+static int walk_entry(struct files_ctx *ctx, int dirfd, bool sealed, const struct dirent *de,
 		      const struct walk_root *root, struct pathbuf *path, unsigned depth)
 {
 	const char *name = de->d_name;
@@ -747,7 +799,11 @@ static int walk_entry(struct files_ctx *ctx, int dirfd, const struct dirent *de,
 	if (r < 0)
 		return r;
 	/* O_NOFOLLOW: the entry may have been replaced by a symlink since readdir */
-	r = visit_path(ctx, dirfd, name, true, root->d_ino_is_st_ino ? &expect : NULL, path->s);
+	if (sealed)
+		r = visit_sealed(ctx, dirfd, name, root->d_ino_is_st_ino ? &expect : NULL, path->s);
+	else
+		r = visit_path(ctx, dirfd, name, true, root->d_ino_is_st_ino ? &expect : NULL,
+			       path->s);
 	pathbuf_pop(path, oldlen);
 	return r;
 }
@@ -757,6 +813,7 @@ static int walk_dir(struct files_ctx *ctx, int fd, const struct walk_root *root,
 		    struct pathbuf *path, unsigned depth)
 {
 	_cleanup_closedir_ DIR *d = NULL;
+	bool sealed = dir_sealed(fd);
 	struct dirent *de;
 
 	d = fdopendir(fd);
@@ -772,7 +829,7 @@ static int walk_dir(struct files_ctx *ctx, int fd, const struct walk_root *root,
 			continue;
 		if (files_stopped(ctx))
 			break;
-		r = walk_entry(ctx, dirfd(d), de, root, path, depth);
+		r = walk_entry(ctx, dirfd(d), sealed, de, root, path, depth);
 		if (r < 0)
 			return r;
 	}

@@ -663,15 +663,20 @@ hostile_race() {
 	head -c 65536 /dev/urandom >"$d/regular"
 	mknod -m 600 "$d/device" c 1 3
 	mkfifo -m 600 "$d/fifo"
-	"$py" - "$d/device" "$d/fifo" "$work/race.stop" >"$work/race.watch" <<'EOF' &
+	# a configured directory anyone may write to, where a name flips between a file and a FIFO
+	mkdir -m 1777 "$d/swap"
+	mkfifo "$d/swap/p"
+	head -c 4096 /dev/urandom >"$d/swap/r"
+	chown 65534 "$d/swap/p" "$d/swap/r"
+	"$py" - "$d/device" "$d/fifo" "$d/swap/p" "$work/race.stop" >"$work/race.watch" <<'EOF' &
 import ctypes, os, select, struct, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 ino = libc.inotify_init1(os.O_NONBLOCK)
 IN_OPEN = 0x20
-wd = {libc.inotify_add_watch(ino, p.encode(), IN_OPEN): p for p in sys.argv[1:3]}
-opens = {p: 0 for p in sys.argv[1:3]}
+wd = {libc.inotify_add_watch(ino, p.encode(), IN_OPEN): p for p in sys.argv[1:-1]}
+opens = {p: 0 for p in sys.argv[1:-1]}
 print("watching", flush=True)
-while not os.path.exists(sys.argv[3]):
+while not os.path.exists(sys.argv[-1]):
     select.select([ino], [], [], 0.2)
     try:
         buf = os.read(ino, 65536)
@@ -683,7 +688,7 @@ while not os.path.exists(sys.argv[3]):
         if mask & IN_OPEN:
             opens[wd[w]] += 1
         i += 16 + n
-for p in sys.argv[1:3]:
+for p in sys.argv[1:-1]:
     print("opens", os.path.basename(p), opens[p])
 EOF
 	local watcher=$!
@@ -696,8 +701,16 @@ EOF
 	chown 65534 "$d/own"
 	in_cgroup "$sub/r" "${as_nobody[@]}" "$work/racer" "$d/own" "$d/device" "$d/fifo" rdonly \
 		>"$work/racer2.out" 2>&1 </dev/null
+	in_cgroup "$sub/r" "${as_nobody[@]}" "$py" -c '
+import os, sys
+os.chdir(sys.argv[1])
+while True:
+    for n in ("r", "p"):
+        os.rename(n, "f")
+        os.rename("f", n)' "$d/swap"
 	for _ in $(seq 100); do grep -q ready "$work/racer.out" && grep -q ready "$work/racer2.out" && break; sleep 0.05; done
-	if start_exporter --path.cgroupfs="$sub"; then
+	printf '{ "cgroups": [ { "match": "/r", "paths": ["%s"] } ] }\n' "$d/swap" >"$work/race.json"
+	if start_exporter --path.cgroupfs="$sub" --config.file="$work/race.json"; then
 		out=$("$py" - "$port" <<'EOF'
 import http.client, sys, time
 c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=30)
@@ -720,6 +733,8 @@ EOF
 	eq "race: opens of the root-only device in 1000 scrapes" "$n" 0
 	n=$(awk '$1 == "opens" && $2 == "fifo" { print $3 }' "$work/race.watch")
 	eq "race: opens of the FIFO in 1000 scrapes" "$n" 0
+	n=$(awk '$1 == "opens" && $2 == "p" { print $3 }' "$work/race.watch")
+	eq "race: opens of the FIFO swapped into a configured directory in 1000 scrapes" "$n" 0
 	stop_exporter
 	hostile_cleanup
 }
