@@ -741,6 +741,32 @@ static int visit_sealed(struct files_ctx *ctx, int dirfd, const char *name,
 	return ctx->visit(ctx, &e);
 }
 
+/* A directory entry that is a directory: walked unless it is a mount point or too deep. */
+static int walk_subdir(struct files_ctx *ctx, int dirfd, const char *name,
+		       const struct walk_root *root, struct pathbuf *path, unsigned depth)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	size_t oldlen;
+	int r;
+
+	if (depth >= FILES_MAX_DEPTH)
+		return 0;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		skip(ctx, skip_reason_of(errno));
+		return 0;
+	}
+	if (fstat(fd, &st) < 0 || st.st_dev != root->dev)
+		return 0; /* a mount point: stay on this file system */
+	r = pathbuf_push(path, name, &oldlen);
+	if (r < 0)
+		return r;
+	r = walk_dir(ctx, TAKE_FD(fd), root, path, depth + 1);
+	pathbuf_pop(path, oldlen);
+	return r;
+}
+
 static int walk_entry(struct files_ctx *ctx, int dirfd, bool sealed, const struct dirent *de,
 		      const struct walk_root *root, struct pathbuf *path, unsigned depth)
 {
@@ -760,27 +786,8 @@ static int walk_entry(struct files_ctx *ctx, int dirfd, bool sealed, const struc
 		}
 		type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
 	}
-	if (type == DT_DIR) {
-		_cleanup_close_ int fd = -1;
-		struct stat st;
-
-		if (depth >= FILES_MAX_DEPTH)
-			return 0;
-		fd = openat(dirfd, name,
-			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-		if (fd < 0) {
-			skip(ctx, skip_reason_of(errno));
-			return 0;
-		}
-		if (fstat(fd, &st) < 0 || st.st_dev != dev)
-			return 0; /* a mount point: stay on this file system */
-		r = pathbuf_push(path, name, &oldlen);
-		if (r < 0)
-			return r;
-		r = walk_dir(ctx, TAKE_FD(fd), root, path, depth + 1);
-		pathbuf_pop(path, oldlen);
-		return r;
-	}
+	if (type == DT_DIR)
+		return walk_subdir(ctx, dirfd, name, root, path, depth);
 	if (type != DT_REG) {
 		skip(ctx, SKIP_NOT_REGULAR);
 		return 0;
