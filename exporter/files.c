@@ -474,9 +474,11 @@ static int open_mapping(struct files_ctx *ctx, const struct proc *p, const struc
 	if (!ctx->map_files_closed) {
 		snprintf(rel, sizeof(rel), "map_files/%lx-%lx", m->start, m->end);
 		fd = openat(p->dirfd, rel, O_PATH | O_CLOEXEC);
-		if (fd >= 0 || !files_map_files_closed(errno)) {
+		if (fd < 0 && !files_map_files_closed(errno))
+			return -errno;
+		if (fd >= 0) {
 			snprintf(link, link_size, "%d/%s", (int)p->pid, rel);
-			return fd >= 0 ? fd : -errno;
+			return fd;
 		}
 		ctx->map_files_closed = true;
 	}
