@@ -26,6 +26,7 @@ struct collector {
 	char *procfs;
 	struct pagecache pc;
 	long page_size;
+	struct fstypes fstypes; /* its mount cache is the running scan's */
 
 	pthread_mutex_t lock;
 	pthread_cond_t done;
@@ -212,6 +213,24 @@ static int scan_walk(struct collect_scan *scan)
 	return 0;
 }
 
+static int count_cgroup(int dirfd, const char *label, void *userdata)
+{
+	(void)dirfd, (void)label;
+	(*(size_t *)userdata)++;
+	return 0;
+}
+
+/* The cgroups in the tree now (0 when it cannot be walked: scan_walk says why). */
+static size_t count_cgroups(const char *cgroupfs)
+{
+	_cleanup_close_ int root = open(cgroupfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	size_t n = 0;
+
+	if (root >= 0)
+		cgroups_walk(root, count_cgroup, &n);
+	return n;
+}
+
 static int cgroup_cmp(const void *a, const void *b)
 {
 	const struct snap_cgroup *x = a, *y = b;
@@ -230,6 +249,8 @@ static struct snapshot *scan_run(struct collector *c, const struct config *cfg)
 		.memory_v1 = c->opts.memory_v1,
 		.procfs = c->procfs,
 		.page_size = c->page_size,
+		.fstypes = &c->fstypes,
+		.n_cgroups = count_cgroups(c->cgroupfs),
 		.snap = snap,
 	};
 	int r;
@@ -274,8 +295,14 @@ int collector_new(const struct collector_options *opts, const struct pagecache *
 	c->page_size = sysconf(_SC_PAGESIZE);
 	if (c->page_size <= 0)
 		c->page_size = 4096;
+	c->opts.fs_types_exclude = NULL;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->done, NULL);
+	if (fstypes_init(&c->fstypes, opts->fs_types_exclude ? opts->fs_types_exclude
+							     : FSTYPES_DEFAULT_EXCLUDE) < 0) {
+		collector_free(c); /* frees cfg too: it was handed over */
+		return -EINVAL;
+	}
 	*ret = c;
 	return 0;
 }
@@ -351,6 +378,7 @@ void collector_free(struct collector *c)
 		return;
 	snapshot_unref(c->latest);
 	config_ref_drop(c->cfg);
+	fstypes_done(&c->fstypes);
 	pthread_mutex_destroy(&c->lock);
 	pthread_cond_destroy(&c->done);
 	free(c->cgroupfs);

@@ -18,11 +18,12 @@ struct collector_options {
 	bool memory_v1;       /* cgroupfs is the cgroup v1 memory hierarchy (a hybrid host) */
 	const char *procfs;
 	bool enable[COLLECTORS_MAX]; /* by registry index */
+	const char *fs_types_exclude; /* regex of file system types not to touch; NULL: the default */
 };
 
 struct collector;
 
-/* Takes ownership of cfg. Returns 0 or -ENOMEM. */
+/* Takes ownership of cfg. Returns 0, -ENOMEM, or -EINVAL for a bad fs_types_exclude. */
 int collector_new(const struct collector_options *opts, const struct pagecache *pc,
 		  struct config *cfg, struct collector **ret);
 

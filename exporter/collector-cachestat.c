@@ -78,7 +78,10 @@ static int scan_begin(struct collect_scan *scan, size_t idx, void **ret_state)
 	cs->files = (struct files_ctx){
 		.visit = visit_file,
 		.userdata = cs,
+		.fstypes = scan->fstypes,
 		.deadline_ns = files_now_ns() + (uint64_t)(scan->cfg->max_scan_seconds * 1e9),
+		/* half an equal share of the time is kept for every cgroup; the rest is first come */
+		.reserve_ns = (uint64_t)(scan->cfg->max_scan_seconds * 1e9) / (2 * (scan->n_cgroups + 1)),
 	};
 	cs->files.procfs_fd = open(scan->procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cs->files.procfs_fd < 0) {
@@ -154,9 +157,10 @@ static int scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int d
 		return 0; /* the cgroups not reached have no series */
 	if (budget > cs->scan_budget)
 		budget = cs->scan_budget;
-	cs->files.budget = budget;
 	cs->cur = cg;
-	fileset_clear(&cs->files.seen);
+	files_cgroup_begin(&cs->files, budget,
+			   scan->n_cgroups >= scan->snap->n_cgroups
+				   ? scan->n_cgroups - scan->snap->n_cgroups + 1 : 1);
 	cs->sum = cg->data[cs->idx] = calloc(1, sizeof(struct cachestat_cgroup));
 	if (!cs->sum)
 		return -ENOMEM;
@@ -186,7 +190,7 @@ static void scan_end(struct collect_scan *scan, void *state)
 	}
 	memcpy(scan->snap->skipped, cs->files.skipped, sizeof(scan->snap->skipped));
 	closep(&cs->files.procfs_fd);
-	fileset_done(&cs->files.seen);
+	files_ctx_done(&cs->files);
 	free(cs);
 }
 

@@ -106,7 +106,7 @@ static void render_samples(FILE *out, const struct snap_cgroup *cg, const struct
 		const struct snap_file *file = &p->top[j];
 
 		render_sample_open(out, families[f].name, cg);
-		render_sample_label(out, "path", file->path);
+		render_sample_label_clean(out, "path", file->path); /* sanitized by topn */
 		render_sample_close(out, families[f].field < 0
 						 ? file->size
 						 : snap_counts_get(&file->c, (enum snap_count)families[f].field));
@@ -144,7 +144,7 @@ static void perfile_json(json_t *o, const struct snap_cgroup *cg, size_t idx)
 		json_t *f = json_object();
 
 		if (f) {
-			json_object_set_new(f, "path", render_json_str(p->top[j].path));
+			json_object_set_new(f, "path", json_string(p->top[j].path)); /* sanitized by topn */
 			json_object_set_new(f, "size_bytes", render_json_u64(p->top[j].size));
 			render_json_counts(&p->top[j].c, f);
 		}

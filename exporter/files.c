@@ -83,48 +83,137 @@ static enum skip_reason skip_reason_of(int err)
 	}
 }
 
-/* Whether another file may be opened: the budget and the clock. */
-static bool admit(struct files_ctx *ctx)
+void files_cgroup_begin(struct files_ctx *ctx, uint64_t budget, size_t cgroups_left)
 {
-	if (ctx->timed_out)
+	uint64_t now = files_now_ns();
+
+	ctx->budget = budget;
+	ctx->slice_out = false;
+	ctx->slice_deadline_ns = 0;
+	if (ctx->deadline_ns > now) {
+		uint64_t left = ctx->deadline_ns - now, n = cgroups_left ? cgroups_left : 1;
+		uint64_t keep = ctx->reserve_ns * (n - 1), equal = left / n;
+
+		ctx->slice_deadline_ns = now + (left > keep && left - keep > equal ? left - keep : equal);
+	}
+	fileset_clear(&ctx->seen);
+}
+
+bool files_stopped(const struct files_ctx *ctx)
+{
+	return ctx->timed_out || ctx->slice_out;
+}
+
+void files_ctx_done(struct files_ctx *ctx)
+{
+	if (ctx->self_fd_dir > 0)
+		close(ctx->self_fd_dir);
+	ctx->self_fd_dir = 0;
+	fileset_done(&ctx->seen);
+	if (ctx->fstypes)
+		fstypes_reset(ctx->fstypes);
+}
+
+/*
+ * Charges one descriptor, mapping or file to the cgroup's budget, every duplicate included
+ * (each costs system calls), and checks the clock: false when the cgroup may look at no more
+ * (over the budget: counted as a limit skip).
+ */
+static bool charge(struct files_ctx *ctx)
+{
+	uint64_t now;
+
+	if (files_stopped(ctx))
 		return false;
-	if (ctx->deadline_ns && files_now_ns() > ctx->deadline_ns) {
+	now = files_now_ns();
+	if (ctx->deadline_ns && now > ctx->deadline_ns) {
 		ctx->timed_out = true;
+		return false;
+	}
+	if (ctx->slice_deadline_ns && now > ctx->slice_deadline_ns) {
+		ctx->slice_out = true;
 		return false;
 	}
 	if (ctx->budget == 0) {
 		skip(ctx, SKIP_LIMIT);
 		return false;
 	}
-	return true;
-}
-
-/* fstat()s an open descriptor: true for a regular file, else counts the skip. */
-static bool fstat_regular(struct files_ctx *ctx, int fd, struct stat *st)
-{
-	if (fstat_fd(fd, st) < 0) {
-		skip(ctx, SKIP_ERROR);
-		return false;
-	}
-	if (!S_ISREG(st->st_mode)) {
-		skip(ctx, SKIP_NOT_REGULAR);
-		return false;
-	}
+	ctx->budget--;
 	return true;
 }
 
 /*
- * Adds a file to the cgroup's set and asks for a place in the budget: 1 when the file is new
- * and may be looked at, 0 when it was counted already or may not be (then the skip is
- * counted), or -ENOMEM.
+ * stat of what an O_PATH descriptor refers to, without asking its file system anything it
+ * has not cached (AT_STATX_DONT_SYNC: a hung NFS server or FUSE daemon is not asked), with the
+ * id of its mount. -errno on failure.
  */
-static int claim(struct files_ctx *ctx, const struct stat *st)
+static int stat_opath(int fd, struct stat *st, uint64_t *ret_mnt_id)
 {
-	int r = fileset_add(&ctx->seen, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+	struct statx sx;
 
-	if (r <= 0)
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_MODE | STATX_UID | STATX_GID | STATX_INO | STATX_SIZE |
+			  STATX_MNT_ID,
+		  &sx) < 0)
+		return -errno;
+	*st = (struct stat){
+		.st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor),
+		.st_ino = sx.stx_ino,
+		.st_mode = sx.stx_mode,
+		.st_uid = sx.stx_uid,
+		.st_gid = sx.stx_gid,
+		.st_size = (off_t)sx.stx_size,
+	};
+	*ret_mnt_id = (sx.stx_mask & STATX_MNT_ID) ? sx.stx_mnt_id : UINT64_MAX;
+	return 0;
+}
+
+static int load_mountinfo(struct files_ctx *ctx, int dirfd, const char *name, bool points)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r;
+
+	r = read_file_at(dirfd, name, &buf, &len);
+	if (r < 0)
 		return r;
-	return admit(ctx) ? 1 : 0;
+	return fstypes_add_mountinfo(ctx->fstypes, buf, len, points);
+}
+
+/*
+ * Whether a file on mount mnt_id must not be touched. A mount not in our mountinfo is looked
+ * up in that of the process holding it (piddir, or -1); one found nowhere (detached) is
+ * excluded, as what cannot be named cannot be cleared.
+ */
+static bool mount_excluded(struct files_ctx *ctx, int piddir, uint64_t mnt_id)
+{
+	int r;
+
+	if (!ctx->fstypes || !ctx->fstypes->active)
+		return false;
+	r = fstypes_mount_excluded(ctx->fstypes, mnt_id);
+	if (r == -ENOENT && !ctx->fstypes->loaded_self) {
+		ctx->fstypes->loaded_self = true;
+		load_mountinfo(ctx, ctx->procfs_fd, "self/mountinfo", true);
+		r = fstypes_mount_excluded(ctx->fstypes, mnt_id);
+	}
+	if (r == -ENOENT && piddir >= 0) {
+		load_mountinfo(ctx, piddir, "mountinfo", false);
+		r = fstypes_mount_excluded(ctx->fstypes, mnt_id);
+	}
+	return r != 0;
+}
+
+/* Whether a configured path lies on an excluded file system (before anything touches it). */
+static bool path_excluded(struct files_ctx *ctx, const char *path)
+{
+	if (!ctx->fstypes || !ctx->fstypes->active)
+		return false;
+	if (!ctx->fstypes->loaded_self) {
+		ctx->fstypes->loaded_self = true;
+		load_mountinfo(ctx, ctx->procfs_fd, "self/mountinfo", true);
+	}
+	return fstypes_path_excluded(ctx->fstypes, path);
 }
 
 /*
@@ -175,43 +264,82 @@ static int visit_open(struct files_ctx *ctx, const struct files_entry *e)
 }
 
 /*
- * Opens dirfd/name, checks it is the regular file expect describes (when given: the caller
- * deduplicated it already) and visits it. The descriptor is closed before returning.
+ * Opens the regular file that the O_PATH descriptor pfd refers to (st, from stat_opath()),
+ * read-only, through /proc/self/fd: the same inode, whatever became of the name meanwhile.
+ * Checks it is still that file and visits it.
  */
-static int visit_file(struct files_ctx *ctx, int dirfd, const char *name, int extra,
-		      const struct stat *expect, const char *path, const char *proc_link,
-		      bool map_files)
+static int visit_reopened(struct files_ctx *ctx, int pfd, const struct stat *expect,
+			  const char *path, const char *proc_link)
 {
 	_cleanup_close_ int fd = -1;
 	struct files_entry e;
+	char name[16];
 	struct stat st;
 
-	fd = openat(dirfd, name, FILES_OPEN_FLAGS | extra);
+	/* a directory descriptor of our own /proc/self/fd spares a walk of four names per file */
+	if (ctx->self_fd_dir <= 0)
+		ctx->self_fd_dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ctx->self_fd_dir < 0) {
+		skip(ctx, SKIP_ERROR);
+		ctx->self_fd_dir = 0; /* tried again next time */
+		return 0;
+	}
+	snprintf(name, sizeof(name), "%d", pfd);
+	fd = openat(ctx->self_fd_dir, name, FILES_OPEN_FLAGS);
 	if (fd < 0) {
-		if (map_files && files_map_files_closed(errno))
-			return -EPERM;
 		skip(ctx, skip_reason_of(errno));
 		return 0;
 	}
-	ctx->budget--;
-	if (!fstat_regular(ctx, fd, &st))
+	if (fstat_fd(fd, &st) < 0) {
+		skip(ctx, SKIP_ERROR);
 		return 0;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_dev != expect->st_dev || st.st_ino != expect->st_ino) {
+		skip(ctx, SKIP_VANISHED);
+		return 0;
+	}
+	e = (struct files_entry){ .fd = fd, .st = &st, .path = path, .proc_link = proc_link };
+	return visit_open(ctx, &e);
+}
+
+/*
+ * A configured file, dirfd/name: opened O_PATH (nofollow: O_NOFOLLOW), checked to be a regular
+ * file on a file system not excluded, deduplicated (expect: the caller did it already, by
+ * readdir's inode) and visited.
+ */
+static int visit_path(struct files_ctx *ctx, int dirfd, const char *name, bool nofollow,
+		      const struct stat *expect, const char *path)
+{
+	_cleanup_close_ int pfd = -1;
+	uint64_t mnt_id;
+	struct stat st;
+	int r;
+
+	pfd = openat(dirfd, name, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+	if (pfd < 0 || (r = stat_opath(pfd, &st, &mnt_id)) < 0) {
+		skip(ctx, skip_reason_of(errno));
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		skip(ctx, SKIP_NOT_REGULAR);
+		return 0;
+	}
+	if (mount_excluded(ctx, -1, mnt_id)) {
+		skip(ctx, SKIP_FS_TYPE);
+		return 0;
+	}
 	if (expect) {
-		/* The fd number or the mapping was reused for another file since the stat. */
+		/* the entry was replaced since readdir */
 		if (st.st_dev != expect->st_dev || st.st_ino != expect->st_ino) {
 			skip(ctx, SKIP_VANISHED);
 			return 0;
 		}
 	} else {
-		int r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
-
-		if (r < 0)
+		r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+		if (r <= 0)
 			return r;
-		if (r == 0)
-			return 0;
 	}
-	e = (struct files_entry){ .fd = fd, .st = &st, .path = path, .proc_link = proc_link };
-	return visit_open(ctx, &e);
+	return visit_reopened(ctx, pfd, &st, path, NULL);
 }
 
 bool files_map_files_closed(int err)
@@ -225,21 +353,59 @@ bool files_map_files_closed(int err)
 	return err == EPERM;
 }
 
-/*
- * Visits the file behind a proc link (an fd or map_files entry). The link is stat()ed first: a
- * device must never be opened (opening some, like a watchdog, has effects), and a file seen
- * already is not opened again. With map_files set, an error that means the directory is closed
- * to us is returned (-EPERM) rather than counted, so that the caller reads maps instead.
- */
-static int visit_proc_link(struct files_ctx *ctx, int dirfd, const char *name,
-			   const char *proc_link, bool map_files)
+/* One process being scanned: its /proc directory (tied to it, not to its pid) and creds. */
+struct proc {
+	pid_t pid;
+	int dirfd;
+	struct creds creds;
+};
+
+/* Parses "flags:", "mnt_id:" and "ino:" of /proc/PID/fdinfo/N. */
+static int read_fdinfo(int fdinfo_dir, const char *name, int *ret_flags, uint64_t *ret_mnt_id,
+		       uint64_t *ret_ino)
 {
-	struct stat st;
+	_cleanup_free_ char *buf = NULL;
+	unsigned long long mnt, ino;
+	unsigned flags;
+	const char *p;
+	size_t len;
 	int r;
 
-	if (fstatat(dirfd, name, &st, 0) < 0) {
-		if (map_files && files_map_files_closed(errno))
-			return -EPERM;
+	r = read_file_at(fdinfo_dir, name, &buf, &len);
+	if (r < 0)
+		return r;
+	p = strstr(buf, "flags:");
+	if (!p || sscanf(p, "flags: %o", &flags) != 1)
+		return -EINVAL;
+	p = strstr(buf, "mnt_id:");
+	if (!p || sscanf(p, "mnt_id: %llu", &mnt) != 1)
+		return -EINVAL;
+	p = strstr(buf, "ino:");
+	if (!p || sscanf(p, "ino: %llu", &ino) != 1)
+		return -EINVAL;
+	*ret_flags = (int)flags;
+	*ret_mnt_id = mnt;
+	*ret_ino = ino;
+	return 0;
+}
+
+/*
+ * Descriptor name of a process. The magic link is followed with O_PATH, which opens nothing
+ * (no device open, no FIFO, nothing asked of a FUSE daemon) and pins the inode; the open mode
+ * comes from fdinfo, checked to describe that same inode on that same mount (the process may
+ * have put another file at that number meanwhile), and the file is reopened read-only through
+ * our own descriptor only if the process could have asked cachestat about it.
+ */
+static int visit_fd(struct files_ctx *ctx, const struct proc *p, int fd_dir, int fdinfo_dir,
+		    const char *name, const char *proc_link)
+{
+	_cleanup_close_ int pfd = -1;
+	uint64_t mnt_id, info_mnt, info_ino;
+	struct stat st;
+	int flags, r;
+
+	pfd = openat(fd_dir, name, O_PATH | O_CLOEXEC);
+	if (pfd < 0 || stat_opath(pfd, &st, &mnt_id) < 0) {
 		skip(ctx, skip_reason_of(errno));
 		return 0;
 	}
@@ -247,98 +413,38 @@ static int visit_proc_link(struct files_ctx *ctx, int dirfd, const char *name,
 		skip(ctx, SKIP_NOT_REGULAR);
 		return 0;
 	}
-	r = claim(ctx, &st);
-	if (r <= 0)
-		return r;
-	return visit_file(ctx, dirfd, name, 0, &st, NULL, proc_link, map_files);
-}
-
-/*
- * Visits the file behind descriptor targetfd of the process pidfd refers to, duplicated with
- * pidfd_getfd(2): nothing is opened (no device open, no FIFO to block on, no atime), and it
- * costs one call where the proc link costs a stat and a reopen. Returns -EPERM or -ENOSYS when
- * the caller should use the proc link instead, else 0 or a fatal -errno.
- */
-static int visit_getfd(struct files_ctx *ctx, int pidfd, int targetfd, const char *proc_link)
-{
-	_cleanup_close_ int fd = -1;
-	struct files_entry e;
-	struct stat st;
-	int r;
-
-	fd = pidfd_getfd(pidfd, targetfd, 0);
-	if (fd < 0) {
-		if (errno == EPERM || errno == ENOSYS)
-			return -errno;
-		skip(ctx, errno == EBADF || errno == ESRCH ? SKIP_VANISHED : skip_reason_of(errno));
+	if (mount_excluded(ctx, p->dirfd, mnt_id)) {
+		skip(ctx, SKIP_FS_TYPE);
 		return 0;
 	}
-	if (!fstat_regular(ctx, fd, &st))
+	if (fileset_contains(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino))
 		return 0;
-	/* an O_PATH descriptor cannot be asked about its pages: reopen it through proc */
-	if (fcntl(fd, F_GETFL) & O_PATH)
-		return -EPERM;
-	r = claim(ctx, &st);
+	r = read_fdinfo(fdinfo_dir, name, &flags, &info_mnt, &info_ino);
+	if (r < 0 || info_ino != (uint64_t)st.st_ino || info_mnt != mnt_id) {
+		skip(ctx, SKIP_VANISHED);
+		return 0;
+	}
+	if (!creds_may_cachestat(&p->creds, flags, &st)) {
+		skip(ctx, SKIP_NO_ACCESS);
+		return 0;
+	}
+	r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 	if (r <= 0)
 		return r;
-	ctx->budget--;
-	e = (struct files_entry){ .fd = fd, .st = &st, .proc_link = proc_link };
-	return visit_open(ctx, &e);
+	return visit_reopened(ctx, pfd, &st, NULL, proc_link);
 }
 
-/* A descriptor number as /proc/PID/fd names it. */
-static bool parse_fd(const char *s, int *ret)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 0 || v > INT_MAX)
-		return false;
-	*ret = (int)v;
-	return true;
-}
-
-/* Whether procfs_fd is the procfs of our own pid namespace, where pids mean what they say. */
-static bool procfs_is_ours(int procfs_fd)
-{
-	char buf[32], want[32];
-	ssize_t n;
-
-	n = readlinkat(procfs_fd, "self", buf, sizeof(buf) - 1);
-	if (n < 0)
-		return false;
-	buf[n] = '\0';
-	snprintf(want, sizeof(want), "%d", (int)getpid());
-	return strcmp(buf, want) == 0;
-}
-
-/*
- * Every entry of PID/SUB (fd or map_files). -errno when the directory cannot be opened, and
- * -EPERM when map_files can be listed but its entries cannot be followed.
- */
-static int scan_proc_dir(struct files_ctx *ctx, pid_t pid, const char *sub)
+/* Every open descriptor of the process. -errno when its fd directory cannot be opened. */
+static int scan_fds(struct files_ctx *ctx, const struct proc *p)
 {
 	_cleanup_closedir_ DIR *d = NULL;
-	_cleanup_close_ int pidfd = -1;
-	char rel[64], link[64 + 256 + 2];
-	bool map_files = strcmp(sub, "map_files") == 0;
+	_cleanup_close_ int fdinfo = -1;
+	char link[64 + 256 + 2];
 	struct dirent *de;
 	size_t rel_len;
 	int fd;
 
-	if (!map_files) {
-		if (ctx->getfd == FILES_GETFD_UNKNOWN)
-			ctx->getfd = procfs_is_ours(ctx->procfs_fd) ? FILES_GETFD_YES : FILES_GETFD_NO;
-		if (ctx->getfd == FILES_GETFD_YES)
-			pidfd = pidfd_open(pid, 0);
-	}
-
-	rel_len = (size_t)snprintf(rel, sizeof(rel), "%d/%s/", (int)pid, sub);
-	memcpy(link, rel, rel_len);
-	rel[rel_len - 1] = '\0';
-	fd = openat(ctx->procfs_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = openat(p->dirfd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	d = fdopendir(fd);
@@ -348,24 +454,154 @@ static int scan_proc_dir(struct files_ctx *ctx, pid_t pid, const char *sub)
 		close(fd);
 		return -err;
 	}
+	fdinfo = openat(p->dirfd, "fdinfo", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fdinfo < 0)
+		return -errno;
+	rel_len = (size_t)snprintf(link, sizeof(link), "%d/fd/", (int)p->pid);
 	while ((de = readdir(d))) {
-		int r, target;
+		int r;
 
 		if (de->d_name[0] == '.')
 			continue;
-		if (ctx->timed_out)
-			break;
-		/* "PID/SUB/" is in place: an entry costs a copy of its name, not a snprintf() */
-		memcpy(link + rel_len, de->d_name, strnlen(de->d_name, sizeof(de->d_name) - 1) + 1);
-		if (pidfd >= 0 && parse_fd(de->d_name, &target)) {
-			r = visit_getfd(ctx, pidfd, target, link);
-			if (r == -ENOSYS)
-				ctx->getfd = FILES_GETFD_NO;
-			if (r == -EPERM || r == -ENOSYS)
-				r = visit_proc_link(ctx, dirfd(d), de->d_name, link, false);
-		} else {
-			r = visit_proc_link(ctx, dirfd(d), de->d_name, link, map_files);
+		if (!charge(ctx)) {
+			if (files_stopped(ctx))
+				break;
+			continue; /* over the budget: each counted */
 		}
+		/* "PID/fd/" is in place: an entry costs a copy of its name, not a snprintf() */
+		memcpy(link + rel_len, de->d_name, strnlen(de->d_name, sizeof(de->d_name) - 1) + 1);
+		r = visit_fd(ctx, p, dirfd(d), fdinfo, de->d_name, link);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* A line of maps: "start-end perms offset major:minor inode path". */
+struct mapping {
+	unsigned long start, end;
+	char perms[8];
+	dev_t dev;
+	unsigned long long ino;
+	const char *path;
+};
+
+static bool parse_mapping(char *line, struct mapping *m)
+{
+	unsigned maj, min;
+	int off = 0;
+
+	if (sscanf(line, "%lx-%lx %7s %*s %x:%x %llu %n", &m->start, &m->end, m->perms, &maj, &min,
+		   &m->ino, &off) != 6 ||
+	    off == 0 || m->ino == 0 || line[off] != '/')
+		return false;
+	m->dev = makedev(maj, min);
+	m->path = line + off;
+	return true;
+}
+
+static bool path_deleted(const char *path)
+{
+	static const char deleted[] = " (deleted)";
+	size_t n = strlen(path);
+
+	return n > sizeof(deleted) - 1 && strcmp(path + n - (sizeof(deleted) - 1), deleted) == 0;
+}
+
+/*
+ * An O_PATH descriptor of a mapped file: through PID/map_files (which reaches deleted files
+ * too) unless it is closed to us, else through the path maps printed, not following a symlink
+ * put in its place. -EPERM when map_files turns out closed.
+ */
+static int open_mapping(struct files_ctx *ctx, const struct proc *p, const struct mapping *m,
+			char *link, size_t link_size)
+{
+	char rel[64];
+	int fd;
+
+	if (!ctx->map_files_closed) {
+		snprintf(rel, sizeof(rel), "map_files/%lx-%lx", m->start, m->end);
+		fd = openat(p->dirfd, rel, O_PATH | O_CLOEXEC);
+		if (fd < 0 && !files_map_files_closed(errno))
+			return -errno;
+		if (fd >= 0) {
+			snprintf(link, link_size, "%d/%s", (int)p->pid, rel);
+			return fd;
+		}
+		ctx->map_files_closed = true;
+	}
+	link[0] = '\0';
+	if (path_deleted(m->path))
+		return -ENOENT; /* cannot be reached by its name */
+	fd = openat(AT_FDCWD, m->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
+/*
+ * One file mapping. Mappings follow mincore(2)'s rule (a shared writable mapping implies a
+ * descriptor open for writing; otherwise owner, or write permission).
+ */
+static int visit_mapping(struct files_ctx *ctx, const struct proc *p, const struct mapping *m)
+{
+	_cleanup_close_ int pfd = -1;
+	char link[128];
+	uint64_t mnt_id;
+	struct stat st;
+	int r;
+
+	pfd = open_mapping(ctx, p, m, link, sizeof(link));
+	if (pfd < 0 || stat_opath(pfd, &st, &mnt_id) < 0) {
+		skip(ctx, skip_reason_of(pfd < 0 ? -pfd : errno));
+		return 0;
+	}
+	/* map_files names the mapped file itself; a path is checked to be it, device and inode */
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_ino != m->ino ||
+	    (!link[0] && st.st_dev != m->dev)) {
+		skip(ctx, S_ISREG(st.st_mode) ? SKIP_VANISHED : SKIP_NOT_REGULAR);
+		return 0;
+	}
+	if (mount_excluded(ctx, p->dirfd, mnt_id)) {
+		skip(ctx, SKIP_FS_TYPE);
+		return 0;
+	}
+	if (fileset_contains(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino))
+		return 0;
+	if (!creds_may_cachestat_mapping(&p->creds, m->perms, &st)) {
+		skip(ctx, SKIP_NO_ACCESS);
+		return 0;
+	}
+	r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	if (r <= 0)
+		return r;
+	/* maps prints the device the kernel keeps; remember that form too */
+	r = fileset_add(&ctx->seen, (uint64_t)m->dev, m->ino);
+	if (r < 0)
+		return r;
+	return visit_reopened(ctx, pfd, &st, link[0] ? NULL : m->path, link[0] ? link : NULL);
+}
+
+/* Every file mapping of the process, from PID/maps (one line per mapping, in address order). */
+static int scan_mappings(struct files_ctx *ctx, const struct proc *p)
+{
+	_cleanup_free_ char *buf = NULL;
+	char *line, *save = NULL;
+	size_t len;
+	int r;
+
+	r = read_file_at(p->dirfd, "maps", &buf, &len);
+	if (r < 0)
+		return r;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct mapping m;
+
+		if (!parse_mapping(line, &m) || fileset_contains(&ctx->seen, (uint64_t)m.dev, m.ino))
+			continue;
+		if (!charge(ctx)) {
+			if (files_stopped(ctx))
+				break;
+			continue;
+		}
+		r = visit_mapping(ctx, p, &m);
 		if (r < 0)
 			return r;
 	}
@@ -373,101 +609,65 @@ static int scan_proc_dir(struct files_ctx *ctx, pid_t pid, const char *sub)
 }
 
 /*
- * Where map_files is closed to us (following its links needs CAP_CHECKPOINT_RESTORE), the file
- * mappings come from PID/maps: "start-end perms offset major:minor inode path". A mapping of a
- * deleted file cannot be reached that way; it is counted as vanished.
+ * The credentials a process checks files with. Its capabilities count only in our own user
+ * namespace: in another, they apply to files of that namespace's ids alone, which is not worth
+ * modelling; leaving them out reports less, never more.
  */
-static int scan_maps(struct files_ctx *ctx, pid_t pid)
+static int read_creds(struct files_ctx *ctx, int piddir, struct creds *ret)
 {
 	_cleanup_free_ char *buf = NULL;
-	char rel[64];
+	char ns[64];
+	ssize_t n;
 	size_t len;
-	char *line, *save = NULL;
 	int r;
 
-	snprintf(rel, sizeof(rel), "%d/maps", (int)pid);
-	r = read_file_at(ctx->procfs_fd, rel, &buf, &len);
+	r = read_file_at(piddir, "status", &buf, &len);
 	if (r < 0)
-		return r == -ENOENT || r == -ESRCH ? 0 : r;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned maj, min;
-		unsigned long long ino;
-		int off = 0;
-		const char *path;
-		struct stat st;
-
-		if (sscanf(line, "%*s %*s %*s %x:%x %llu %n", &maj, &min, &ino, &off) != 3 ||
-		    off == 0 || ino == 0)
-			continue;
-		path = line + off;
-		if (path[0] != '/')
-			continue;
-		if (fileset_contains(&ctx->seen, (uint64_t)makedev(maj, min), ino))
-			continue;
-		{
-			size_t n = strlen(path);
-			static const char deleted[] = " (deleted)";
-
-			if (n > sizeof(deleted) - 1 &&
-			    strcmp(path + n - (sizeof(deleted) - 1), deleted) == 0) {
-				skip(ctx, SKIP_VANISHED);
-				continue;
-			}
-		}
-		if (stat(path, &st) < 0) {
-			skip(ctx, skip_reason_of(errno));
-			continue;
-		}
-		if (!S_ISREG(st.st_mode)) {
-			skip(ctx, SKIP_NOT_REGULAR);
-			continue;
-		}
-		if (st.st_ino != ino) {
-			skip(ctx, SKIP_VANISHED);
-			continue;
-		}
-		r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
-		if (r < 0)
-			return r;
-		if (r == 0)
-			continue;
-		/* maps prints the device the kernel keeps; remember that form too */
-		r = fileset_add(&ctx->seen, (uint64_t)makedev(maj, min), ino);
-		if (r < 0)
-			return r;
-		if (!admit(ctx))
-			continue;
-		r = visit_file(ctx, AT_FDCWD, path, 0, &st, path, NULL, false);
-		if (r < 0)
-			return r;
+		return r;
+	r = creds_parse_status(buf, len, ret);
+	if (r < 0)
+		return r;
+	if (!ctx->self_userns[0]) {
+		n = readlinkat(ctx->procfs_fd, "self/ns/user", ctx->self_userns,
+			       sizeof(ctx->self_userns) - 1);
+		ctx->self_userns[n > 0 ? n : 0] = '\0';
 	}
+	n = readlinkat(piddir, "ns/user", ns, sizeof(ns) - 1);
+	if (n <= 0 || (size_t)n != strlen(ctx->self_userns) || memcmp(ns, ctx->self_userns, (size_t)n))
+		ret->cap_fowner = ret->cap_dac_override = false;
 	return 0;
+}
+
+static bool proc_gone(int r)
+{
+	return r == -ENOENT || r == -ESRCH;
 }
 
 int files_scan_pid(struct files_ctx *ctx, pid_t pid)
 {
+	_cleanup_close_ int piddir = -1;
+	struct proc p = { .pid = pid };
+	char name[16];
 	int r;
 
-	r = scan_proc_dir(ctx, pid, "fd");
-	if (r < 0 && r != -ENOENT && r != -ESRCH && r != -EACCES && r != -EPERM)
-		return r;
-	if (r == -ENOENT || r == -ESRCH)
-		return 0; /* exited */
-	/*
-	 * map_files reaches mappings of deleted files too, but needs CAP_CHECKPOINT_RESTORE; the
-	 * capability is the same for every process, so once refused it is not tried again in
-	 * this scan.
-	 */
-	r = -EPERM;
-	if (!ctx->map_files_closed)
-		r = scan_proc_dir(ctx, pid, "map_files");
-	if (r == -EPERM)
-		ctx->map_files_closed = true;
-	if (r == -EPERM || r == -EACCES)
-		r = scan_maps(ctx, pid);
-	if (r == -ENOENT || r == -ESRCH)
+	if (files_stopped(ctx))
 		return 0;
-	return r;
+	snprintf(name, sizeof(name), "%d", (int)pid);
+	piddir = openat(ctx->procfs_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (piddir < 0)
+		return proc_gone(-errno) ? 0 : -errno;
+	r = read_creds(ctx, piddir, &p.creds);
+	if (r < 0)
+		return proc_gone(r) ? 0 : r;
+	p.dirfd = piddir;
+	r = scan_fds(ctx, &p);
+	if (r < 0 && !proc_gone(r) && r != -EACCES && r != -EPERM) {
+		creds_done(&p.creds);
+		return r;
+	}
+	r = proc_gone(r) ? 0 : scan_mappings(ctx, &p);
+	creds_done(&p.creds);
+	return proc_gone(r) ? 0 : r;
 }
 
 /* A growable path for the directory walk, so that per-file labels cost no syscall. */
@@ -539,7 +739,85 @@ static bool fs_d_ino_is_st_ino(int fd)
 static int walk_dir(struct files_ctx *ctx, int fd, const struct walk_root *root,
 		    struct pathbuf *path, unsigned depth);
 
-static int walk_entry(struct files_ctx *ctx, int dirfd, const struct dirent *de,
+/*
+ * Whether only root may change the entries of the directory at fd (owned by root, no write
+ * for group or others; a POSIX ACL granting write shows in the group bits): then no one the
+ * scan guards against can swap a name between readdir and open.
+ */
+static bool dir_sealed(int fd)
+{
+	struct stat st;
+
+	return fstat_fd(fd, &st) == 0 && st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/*
+ * A regular entry of a sealed directory, opened directly (O_NOFOLLOW), checked with fstat to be
+ * a regular file and, where the caller deduplicated it by readdir's inode (expect), that
+ * inode. Half the system calls of visit_path()'s O_PATH open and reopen.
+ */
+static int visit_sealed(struct files_ctx *ctx, int dirfd, const char *name,
+			const struct stat *expect, const char *path)
+{
+	_cleanup_close_ int fd = -1;
+	struct files_entry e;
+	struct stat st;
+	int r;
+
+	fd = openat(dirfd, name, FILES_OPEN_FLAGS | O_NOFOLLOW);
+	if (fd < 0) {
+		skip(ctx, skip_reason_of(errno));
+		return 0;
+	}
+	if (fstat_fd(fd, &st) < 0) {
+		skip(ctx, SKIP_ERROR);
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		skip(ctx, SKIP_NOT_REGULAR);
+		return 0;
+	}
+	if (expect) {
+		if (st.st_dev != expect->st_dev || st.st_ino != expect->st_ino) {
+			skip(ctx, SKIP_VANISHED);
+			return 0;
+		}
+	} else {
+		r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+		if (r <= 0)
+			return r;
+	}
+	e = (struct files_entry){ .fd = fd, .st = &st, .path = path };
+	return visit_open(ctx, &e);
+}
+
+/* A directory entry that is a directory: walked unless it is a mount point or too deep. */
+static int walk_subdir(struct files_ctx *ctx, int dirfd, const char *name,
+		       const struct walk_root *root, struct pathbuf *path, unsigned depth)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	size_t oldlen;
+	int r;
+
+	if (depth >= FILES_MAX_DEPTH)
+		return 0;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		skip(ctx, skip_reason_of(errno));
+		return 0;
+	}
+	if (fstat(fd, &st) < 0 || st.st_dev != root->dev)
+		return 0; /* a mount point: stay on this file system */
+	r = pathbuf_push(path, name, &oldlen);
+	if (r < 0)
+		return r;
+	r = walk_dir(ctx, TAKE_FD(fd), root, path, depth + 1);
+	pathbuf_pop(path, oldlen);
+	return r;
+}
+
+static int walk_entry(struct files_ctx *ctx, int dirfd, bool sealed, const struct dirent *de,
 		      const struct walk_root *root, struct pathbuf *path, unsigned depth)
 {
 	const char *name = de->d_name;
@@ -558,47 +836,31 @@ static int walk_entry(struct files_ctx *ctx, int dirfd, const struct dirent *de,
 		}
 		type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
 	}
-	if (type == DT_DIR) {
-		_cleanup_close_ int fd = -1;
-		struct stat st;
-
-		if (depth >= FILES_MAX_DEPTH)
-			return 0;
-		fd = openat(dirfd, name,
-			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-		if (fd < 0) {
-			skip(ctx, skip_reason_of(errno));
-			return 0;
-		}
-		if (fstat(fd, &st) < 0 || st.st_dev != dev)
-			return 0; /* a mount point: stay on this file system */
-		r = pathbuf_push(path, name, &oldlen);
-		if (r < 0)
-			return r;
-		r = walk_dir(ctx, TAKE_FD(fd), root, path, depth + 1);
-		pathbuf_pop(path, oldlen);
-		return r;
-	}
+	if (type == DT_DIR)
+		return walk_subdir(ctx, dirfd, name, root, path, depth);
 	if (type != DT_REG) {
 		skip(ctx, SKIP_NOT_REGULAR);
 		return 0;
 	}
 	if (root->d_ino_is_st_ino) {
-		/* deduplicated before opening; visit_file() checks the inode is still that one */
+		/* deduplicated before opening; visit_path() checks the inode is still that one */
 		expect.st_dev = dev;
 		expect.st_ino = de->d_ino;
 		r = fileset_add(&ctx->seen, (uint64_t)dev, (uint64_t)de->d_ino);
 		if (r <= 0)
 			return r;
 	}
-	if (!admit(ctx))
+	if (!charge(ctx))
 		return 0;
 	r = pathbuf_push(path, name, &oldlen);
 	if (r < 0)
 		return r;
 	/* O_NOFOLLOW: the entry may have been replaced by a symlink since readdir */
-	r = visit_file(ctx, dirfd, name, O_NOFOLLOW, root->d_ino_is_st_ino ? &expect : NULL,
-		       path->s, NULL, false);
+	if (sealed)
+		r = visit_sealed(ctx, dirfd, name, root->d_ino_is_st_ino ? &expect : NULL, path->s);
+	else
+		r = visit_path(ctx, dirfd, name, true, root->d_ino_is_st_ino ? &expect : NULL,
+			       path->s);
 	pathbuf_pop(path, oldlen);
 	return r;
 }
@@ -608,6 +870,7 @@ static int walk_dir(struct files_ctx *ctx, int fd, const struct walk_root *root,
 		    struct pathbuf *path, unsigned depth)
 {
 	_cleanup_closedir_ DIR *d = NULL;
+	bool sealed = dir_sealed(fd);
 	struct dirent *de;
 
 	d = fdopendir(fd);
@@ -621,9 +884,9 @@ static int walk_dir(struct files_ctx *ctx, int fd, const struct walk_root *root,
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (ctx->timed_out)
+		if (files_stopped(ctx))
 			break;
-		r = walk_entry(ctx, dirfd(d), de, root, path, depth);
+		r = walk_entry(ctx, dirfd(d), sealed, de, root, path, depth);
 		if (r < 0)
 			return r;
 	}
@@ -639,18 +902,24 @@ static int scan_one_path(struct files_ctx *ctx, const char *name, bool nofollow)
 {
 	struct pathbuf path = { 0 };
 	struct walk_root root;
+	uint64_t mnt_id;
 	struct stat st;
 	int fd, r;
 
+	if (files_stopped(ctx))
+		return 0;
+	if (path_excluded(ctx, name)) {
+		skip(ctx, SKIP_FS_TYPE);
+		return 0;
+	}
 	if ((nofollow ? lstat(name, &st) : stat(name, &st)) < 0) {
 		skip(ctx, errno == ENOENT ? SKIP_NOT_FOUND : skip_reason_of(errno));
 		return 0;
 	}
 	if (S_ISREG(st.st_mode)) {
-		if (!admit(ctx))
+		if (!charge(ctx))
 			return 0;
-		return visit_file(ctx, AT_FDCWD, name, nofollow ? O_NOFOLLOW : 0, NULL, name, NULL,
-				  false);
+		return visit_path(ctx, AT_FDCWD, name, nofollow, NULL, name);
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		skip(ctx, SKIP_NOT_REGULAR);
@@ -661,9 +930,10 @@ static int scan_one_path(struct files_ctx *ctx, const char *name, bool nofollow)
 		skip(ctx, skip_reason_of(errno));
 		return 0;
 	}
-	if (fstat(fd, &st) < 0) {
+	r = stat_opath(fd, &st, &mnt_id);
+	if (r < 0 || mount_excluded(ctx, -1, mnt_id)) {
 		close(fd);
-		skip(ctx, SKIP_ERROR);
+		skip(ctx, r < 0 ? SKIP_ERROR : SKIP_FS_TYPE);
 		return 0;
 	}
 	path.s = strdup(name);
@@ -688,6 +958,11 @@ int files_scan_path(struct files_ctx *ctx, const char *pattern)
 
 	if (!config_path_is_glob(pattern))
 		return scan_one_path(ctx, pattern, false);
+	/* glob() reads the directories it matches in: not on an excluded file system */
+	if (path_excluded(ctx, pattern)) {
+		skip(ctx, SKIP_FS_TYPE);
+		return 0;
+	}
 
 	r = glob(pattern, GLOB_NOSORT, NULL, &g);
 	if (r == GLOB_NOMATCH)
@@ -699,7 +974,7 @@ int files_scan_path(struct files_ctx *ctx, const char *pattern)
 		return 0;
 	}
 	r = 0;
-	for (size_t i = 0; i < g.gl_pathc && r >= 0 && !ctx->timed_out; i++)
+	for (size_t i = 0; i < g.gl_pathc && r >= 0 && !files_stopped(ctx); i++)
 		r = scan_one_path(ctx, g.gl_pathv[i], true);
 	globfree(&g);
 	return r;

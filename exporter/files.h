@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * files: finds the regular files of a cgroup (open by its processes, mapped by them, or named
- * by the config), opens each once without blocking or touching atime, deduplicates them by
- * (device, inode) and hands each open descriptor to a visitor, closing it right after.
- * Counts what it skips; never logs.
+ * by the config), deduplicates them by (device, inode) and hands each, opened read-only, to a
+ * visitor, closing it right after. Nothing is opened before it was fstat()ed through an O_PATH
+ * descriptor the scan holds (no device open, no FIFO), nothing on an excluded file system is
+ * touched, and a process's file is visited only if the process itself could have asked
+ * cachestat(2) about it (creds.h). Counts what it skips; never logs.
  */
 #pragma once
 
@@ -12,7 +14,9 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "creds.h"
 #include "fileset.h"
+#include "fstypes.h"
 #include "snapshot.h"
 
 struct files_ctx;
@@ -28,28 +32,40 @@ struct files_entry {
 /* Returns 0, or a negative errno that stops the scan of this cgroup. */
 typedef int (*files_visit_fn)(struct files_ctx *ctx, const struct files_entry *e);
 
-enum files_getfd {
-	FILES_GETFD_UNKNOWN, /* not tried yet: the zero value */
-	FILES_GETFD_YES,
-	FILES_GETFD_NO, /* procfs of another pid namespace, or a kernel without pidfd_getfd */
-};
-
 struct files_ctx {
 	int procfs_fd;
-	enum files_getfd getfd; /* how open files of processes are reached */
-	bool map_files_closed;  /* map_files entries cannot be followed: mappings come from maps */
+	bool map_files_closed; /* map_files entries cannot be followed: mappings come from maps */
 	files_visit_fn visit;
 	void *userdata;
+	struct fstypes *fstypes; /* file systems not to touch; NULL: none */
 
-	struct fileset seen;         /* cleared by the caller between cgroups */
-	uint64_t budget;             /* files that may still be opened */
-	uint64_t deadline_ns;        /* CLOCK_MONOTONIC; 0 for none */
-	bool timed_out;              /* set once the deadline passed */
+	struct fileset seen;         /* cleared between cgroups (files_cgroup_begin) */
+	uint64_t budget;             /* descriptors, mappings and files that may still be looked at */
+	uint64_t deadline_ns;        /* of the scan, CLOCK_MONOTONIC; 0 for none */
+	uint64_t slice_deadline_ns;  /* of this cgroup's share of the scan time; 0 for none */
+	uint64_t reserve_ns;         /* kept for each cgroup still to come */
+	bool timed_out;              /* set once the scan's deadline passed */
+	bool slice_out;              /* set once this cgroup's share ran out */
 	uint64_t skipped[_SKIP_MAX]; /* added to by every call */
+	char self_userns[64];        /* our user namespace, to judge others' capabilities */
+	int self_fd_dir;             /* /proc/self/fd, opened at the first reopen; 0: not yet */
 };
 
 /* Monotonic clock in nanoseconds. */
 uint64_t files_now_ns(void);
+
+/*
+ * Starts a cgroup: a budget of descriptors, mappings and files, and its share of the time:
+ * up to the scan's deadline less reserve_ns for each of the cgroups after it (cgroups_left
+ * counts this one), and never less than an equal share of the time left.
+ */
+void files_cgroup_begin(struct files_ctx *ctx, uint64_t budget, size_t cgroups_left);
+
+/* Whether the scan of this cgroup stopped (its share of time, or the scan's deadline). */
+bool files_stopped(const struct files_ctx *ctx);
+
+/* Frees what the scan kept (the set, the mounts seen); ctx may be used again. */
+void files_ctx_done(struct files_ctx *ctx);
 
 /*
  * Whether err, from following an entry of /proc/PID/map_files, means that no entry can be

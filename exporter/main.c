@@ -42,6 +42,7 @@ struct args {
 	bool cgroupfs_given;
 	char *cgroupfs_resolved; /* the mount walked: cgroupfs, or where cgroup v2 is */
 	const char *procfs;
+	const char *fs_types_exclude; /* NULL: the default */
 	bool enable[COLLECTORS_MAX]; /* by registry index */
 	bool once;
 	enum format format;
@@ -103,7 +104,9 @@ static void usage_head(FILE *f)
 		"  --config.file=FILE         JSON config: paths per cgroup, per-file top N, limits\n"
 		"  --path.cgroupfs=DIR        cgroup tree to walk (default " DEFAULT_CGROUPFS "; on a\n"
 		"                             hybrid host the v1 memory hierarchy found there)\n"
-		"  --path.procfs=DIR          procfs mount (default /proc)\n",
+		"  --path.procfs=DIR          procfs mount (default /proc)\n"
+		"  --collector.cachestat.fs-types-exclude=REGEX  file system types never touched\n"
+		"                             (default: network file systems and FUSE)\n",
 		HTTP_DEFAULT_MAX_REQUESTS, HTTP_DEFAULT_CONNECTION_LIMIT, HTTP_DEFAULT_PER_IP_LIMIT,
 		HTTP_DEFAULT_CONNECTION_TIMEOUT);
 }
@@ -163,6 +166,7 @@ enum {
 	OPT_USER,
 	OPT_NO_DROP,
 	OPT_SECCOMP,
+	OPT_FS_TYPES_EXCLUDE,
 	OPT_COLLECTOR_ON = 512,  /* + registry index */
 	OPT_COLLECTOR_OFF = 768, /* + registry index */
 };
@@ -181,6 +185,7 @@ static const struct option fixed_options[] = {
 	{ "config.file", required_argument, NULL, OPT_CONFIG },
 	{ "path.cgroupfs", required_argument, NULL, OPT_CGROUPFS },
 	{ "path.procfs", required_argument, NULL, OPT_PROCFS },
+	{ "collector.cachestat.fs-types-exclude", required_argument, NULL, OPT_FS_TYPES_EXCLUDE },
 	{ "once", no_argument, NULL, OPT_ONCE },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "log.level", required_argument, NULL, OPT_LOG_LEVEL },
@@ -299,6 +304,9 @@ static int parse_plain_flag(int c, const char *arg, struct args *a)
 		return 0;
 	case OPT_PROCFS:
 		a->procfs = arg;
+		return 0;
+	case OPT_FS_TYPES_EXCLUDE:
+		a->fs_types_exclude = arg;
 		return 0;
 	case OPT_ONCE:
 		a->once = true;
@@ -580,7 +588,8 @@ static int resolve_cgroup_root(struct args *a, struct collector_options *co)
 		log_msg(root.note_warn ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, "%s", root.note);
 	a->cgroupfs_resolved = TAKE_PTR(root.path);
 	*co = (struct collector_options){ .cgroupfs = a->cgroupfs_resolved, .procfs = a->procfs,
-					  .memory_v1 = root.layout == CGROUPS_V1_MEMORY };
+					  .memory_v1 = root.layout == CGROUPS_V1_MEMORY,
+					  .fs_types_exclude = a->fs_types_exclude };
 	cgroups_root_done(&root);
 	return 0;
 }

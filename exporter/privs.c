@@ -169,10 +169,11 @@ int privs_drop(const char *user, struct privs_result *ret, char **ret_error)
  * no ptrace, no mounts, no chmod/chown/utimes/xattrs (which CAP_FOWNER would allow). Calls
  * with arguments worth restricting (open flags, clone flags, prctl) are added below.
  *
- * What it cannot stop: with CAP_SYS_PTRACE, a subverted daemon could still take another
- * process's descriptors (pidfd_getfd, which the scan uses) and read its memory through
- * /proc/PID/mem (a read-only open); the filter narrows what it can do with them (no new
- * files, no exec, no new sockets), not what it can see.
+ * What it cannot stop: with CAP_SYS_PTRACE, a subverted daemon could still reopen another
+ * process's files through /proc/PID/fd and read its memory through /proc/PID/mem (read-only
+ * opens); the filter narrows what it can do with them (no new files, no exec, no new
+ * sockets), not what it can see. pidfd_getfd is refused: the scan does not duplicate
+ * descriptors (closing a duplicate runs the flush of FUSE and NFS).
  */
 static const char *const allowed_syscalls[] = {
 	/* memory */
@@ -189,8 +190,6 @@ static const char *const allowed_syscalls[] = {
 	"newfstatat", "stat", "lstat", "statx", "lseek", "getdents64", "getdents", "readlink",
 	"readlinkat", "fcntl", "dup", "dup3", "fadvise64", "access", "faccessat", "faccessat2",
 	"fstatfs", "statfs", "getcwd", "inotify_init1", "inotify_add_watch", "inotify_rm_watch",
-	/* the scan takes the open files of a cgroup's processes with pidfd_getfd(2) */
-	"pidfd_open", "pidfd_getfd",
 	/* sockets already bound: accept and talk */
 	"accept", "accept4", "recvfrom", "recvmsg", "sendto", "sendmsg", "shutdown", "setsockopt",
 	"getsockopt", "getsockname", "getpeername",

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "fstypes.h"
 #include "pagecache.h"
 #include "snapshot.h"
 
@@ -33,6 +34,8 @@ struct collect_scan {
 	bool memory_v1; /* cgroupfs is the v1 memory hierarchy: memory.stat in v1's names */
 	const char *procfs;
 	long page_size;
+	struct fstypes *fstypes; /* the file system types not to touch, and its mount cache */
+	size_t n_cgroups;        /* in the tree when the scan started, for fair shares of time */
 	struct snapshot *snap;
 
 	/* collect.c's own */

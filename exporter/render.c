@@ -23,21 +23,7 @@ int render_label_value(FILE *out, const char *s)
 
 	if (!clean)
 		return -ENOMEM;
-	for (const char *p = clean; *p; p++) {
-		switch (*p) {
-		case '\\':
-			fputs("\\\\", out);
-			break;
-		case '"':
-			fputs("\\\"", out);
-			break;
-		case '\n':
-			fputs("\\n", out);
-			break;
-		default:
-			fputc(*p, out);
-		}
-	}
+	utf8_write_label(out, clean);
 	return 0;
 }
 
@@ -64,6 +50,13 @@ void render_sample_open(FILE *out, const char *name, const struct snap_cgroup *c
 	fputs(name, out);
 	fputs("{cgroup=\"", out);
 	render_label_value(out, cg->name);
+	fputc('"', out);
+}
+
+void render_sample_label_clean(FILE *out, const char *key, const char *clean)
+{
+	fprintf(out, ",%s=\"", key);
+	utf8_write_label(out, clean);
 	fputc('"', out);
 }
 

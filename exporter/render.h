@@ -39,6 +39,9 @@ void render_family(FILE *out, const char *name, const char *type, const char *he
  */
 void render_sample_open(FILE *out, const char *name, const struct snap_cgroup *cg);
 void render_sample_label(FILE *out, const char *key, const char *value);
+/* The same for a value utf8_sanitize() already made (topn's paths): sanitizing twice would
+ * double its backslashes again. */
+void render_sample_label_clean(FILE *out, const char *key, const char *clean);
 void render_sample_close(FILE *out, uint64_t value);
 /* name{cgroup="..."} value */
 void render_cgroup_sample(FILE *out, const char *name, const struct snap_cgroup *cg, uint64_t value);

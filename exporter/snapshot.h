@@ -23,6 +23,8 @@ enum skip_reason {
 	SKIP_ERROR,       /* any other error */
 	SKIP_OVERLAY_UNRESOLVED, /* on overlayfs, and its real (upper or lower) file not found
 				    for sure: its pages are there, not on the overlay inode */
+	SKIP_NO_ACCESS,   /* the process holding it could not have asked cachestat about it */
+	SKIP_FS_TYPE,     /* on a file system --collector.cachestat.fs-types-exclude names */
 	_SKIP_MAX,
 };
 
@@ -66,7 +68,7 @@ static inline uint64_t snap_counts_get(const struct snap_counts *c, enum snap_co
 }
 
 struct snap_file {
-	char *path;
+	char *path; /* valid UTF-8, one-to-one with the file's name (topn_take()) */
 	uint64_t size;
 	struct snap_counts c;
 	uint64_t dev, ino; /* identity, for a choice among equals that needs no path */

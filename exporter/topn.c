@@ -115,7 +115,10 @@ static int by_path(const void *a, const void *b)
 	return r ? r : -rank_cmp(*x, *y);
 }
 
-/* Appends " (2)", " (3)"... to the repeats of a path. */
+/*
+ * Appends the text \#2, \#3... to the repeats of a path: utf8_sanitize() never puts "#" after
+ * a backslash, so the result cannot be the name of another file.
+ */
 static int make_unique(struct snap_file *files, size_t n)
 {
 	struct snap_file **order;
@@ -137,7 +140,7 @@ static int make_unique(struct snap_file *files, size_t n)
 		for (size_t k = i + 1; k < j; k++) {
 			char *p;
 
-			if (asprintf(&p, "%s (%zu)", order[i]->path, k - i + 1) < 0) {
+			if (asprintf(&p, "%s\\#%zu", order[i]->path, k - i + 1) < 0) {
 				r = -ENOMEM;
 				break;
 			}
@@ -170,7 +173,7 @@ int topn_take(struct topn *t, struct snap_file **ret, size_t *ret_n)
 	memcpy(files, t->heap, n * sizeof(*files));
 	memset(t->heap, 0, n * sizeof(*files));
 	t->n = 0;
-	/* sanitize first: two names may only differ in bytes that come out the same */
+	/* sanitized (one-to-one): only equal names, like two deleted files, repeat */
 	r = 0;
 	for (size_t i = 0; i < n && r == 0; i++) {
 		char *clean = utf8_sanitize(files[i].path);

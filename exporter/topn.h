@@ -37,9 +37,10 @@ bool topn_wants(const struct topn *t, const struct snap_file *f);
 int topn_offer(struct topn *t, struct snap_file *f);
 
 /*
- * Hands the kept files over, best first (equal keys by path), their paths made valid UTF-8 (utf8_sanitize()); a
- * path that then occurs twice (two deleted files of the same name, or names that differ only
- * in invalid bytes) gets " (N)" appended so that every series stays unique. Resets t for reuse.
+ * Hands the kept files over, best first (equal keys by path), their paths made valid UTF-8
+ * (utf8_sanitize(), one-to-one); a path that occurs twice (two deleted files of the same name)
+ * gets the text \#N appended, which no sanitized name contains, so that every series stays
+ * unique. Resets t for reuse.
  * Returns 0 or -ENOMEM (then nothing is handed over and t is reset).
  */
 int topn_take(struct topn *t, struct snap_file **ret, size_t *ret_n);

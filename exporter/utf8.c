@@ -52,6 +52,13 @@ char *utf8_sanitize(const char *s)
 	for (size_t i = 0; i < n;) {
 		size_t l = utf8_seq_len(p + i, n - i);
 
+		if (p[i] == '\\') {
+			/* a backslash of the name: doubled, so that it never reads as an escape */
+			r[out++] = '\\';
+			r[out++] = '\\';
+			i++;
+			continue;
+		}
 		if (l == 0) {
 			snprintf(r + out, 5, "\\x%02x", p[i]);
 			out += 4;
@@ -66,3 +73,22 @@ char *utf8_sanitize(const char *s)
 	return r;
 }
 
+
+void utf8_write_label(FILE *out, const char *s)
+{
+	for (const char *p = s; *p; p++) {
+		switch (*p) {
+		case '\\':
+			fputs("\\\\", out);
+			break;
+		case '"':
+			fputs("\\\"", out);
+			break;
+		case '\n':
+			fputs("\\n", out);
+			break;
+		default:
+			fputc(*p, out);
+		}
+	}
+}

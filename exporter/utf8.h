@@ -3,8 +3,20 @@
 #pragma once
 
 /*
- * s as valid UTF-8: every byte that is not part of a valid UTF-8 sequence (stray continuation
- * bytes, overlong forms, surrogates, code points past U+10FFFF, truncated sequences) becomes
- * the four characters "\\xNN". Caller frees; NULL on ENOMEM.
+ * s as valid UTF-8, one-to-one: every byte that is not part of a valid UTF-8 sequence (stray
+ * continuation bytes, overlong forms, surrogates, code points past U+10FFFF, truncated
+ * sequences) becomes the four characters "\\xNN", and a backslash of s becomes two, so that
+ * distinct names never read the same (a name holding the text "\\xff" and one holding the
+ * byte 0xff). A backslash in the result is always followed by another or by "xNN"; callers
+ * may use any other character after one to mark text of their own. Caller frees; NULL on
+ * ENOMEM.
  */
 char *utf8_sanitize(const char *s);
+
+#include <stdio.h>
+
+/*
+ * Writes s, valid UTF-8 already (a utf8_sanitize() result), as a label value of the text
+ * format: backslash, double quote and newline escaped.
+ */
+void utf8_write_label(FILE *out, const char *s);

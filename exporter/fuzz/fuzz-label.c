@@ -2,7 +2,7 @@
 /*
  * libFuzzer target: label value escaping. Whatever the bytes of a path, the escaped value must
  * be valid UTF-8 with no raw newline or unescaped quote, and must read back (per the text
- * format's escapes) as the sanitized path.
+ * format's escapes) as the sanitized path, which reads back as the path itself.
  */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -49,6 +49,32 @@ static bool valid_utf8(const unsigned char *p, size_t n)
 	return true;
 }
 
+/* Undoes utf8_sanitize() (\\ is a backslash, \xNN a byte): the name must come back. */
+static bool reads_back(const char *clean, const char *name)
+{
+	size_t n = 0;
+
+	for (const char *p = clean; *p; p++) {
+		unsigned v;
+
+		if (*p != '\\') {
+			if (name[n++] != *p)
+				return false;
+			continue;
+		}
+		if (p[1] == '\\') {
+			if (name[n++] != '\\')
+				return false;
+			p++;
+			continue;
+		}
+		if (p[1] != 'x' || sscanf(p + 2, "%2x", &v) != 1 || (unsigned char)name[n++] != v)
+			return false;
+		p += 3;
+	}
+	return name[n] == '\0';
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s, *clean, *out = NULL, *back;
@@ -66,8 +92,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    !valid_utf8((const unsigned char *)out, out_len) || memchr(out, '\n', out_len) ||
 	    strlen(out) != out_len)
 		abort();
-	if (valid_utf8((const unsigned char *)s, strlen(s)) && strcmp(s, clean) != 0)
-		abort(); /* valid UTF-8 is left alone */
+	if (valid_utf8((const unsigned char *)s, strlen(s)) && !strchr(s, '\\') &&
+	    strcmp(s, clean) != 0)
+		abort(); /* valid UTF-8 is left alone, but for its backslashes */
+	if (!reads_back(clean, s))
+		abort(); /* one-to-one: distinct names never give one label */
 	back = malloc(out_len + 1);
 	if (!back)
 		abort();

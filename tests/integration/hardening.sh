@@ -524,5 +524,317 @@ elif wrap=(prlimit --nofile=16:16) && start_exporter --config.file="$work/deep.j
 		fail "the exporter died out of descriptors"
 fi
 
+# ==== hostile processes and file systems: page cache oracle, check-then-open race, hung FUSE,
+# ==== fair scan budget, one-to-one labels
+# Each case runs the exporter over its own cgroup subtree (--path.cgroupfs), so that the scans
+# see the test's processes only.
+hostile=$top/tests/integration/hostile
+hostile_cgroups=()
+hostile_pids=()
+hostile_cleanup() {
+	local p c
+	for p in "${hostile_pids[@]}"; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
+	for p in "${hostile_pids[@]}"; do wait "$p" 2>/dev/null; done
+	hostile_pids=()
+	for c in "${hostile_cgroups[@]}"; do
+		# the processes they forked too (cgroup.kill: every process of the subtree)
+		echo 1 >"$c/cgroup.kill" 2>/dev/null
+		for _ in $(seq 50); do
+			[ -z "$(find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null)" ] && break
+			sleep 0.1
+		done
+		find "$c" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
+		rmdir "$c" 2>/dev/null || echo "  | could not remove $c"
+	done
+	hostile_cgroups=()
+}
+# hostile_tree NAME: a fresh cgroup subtree for one case, in $sub (not a subshell: the list of
+# subtrees to remove is kept here)
+hostile_tree() {
+	sub=$cg2/cse-$1-$$
+	mkdir "$sub" || return 1
+	hostile_cgroups+=("$sub")
+}
+# in_cgroup CGROUP CMD...: runs CMD in the background inside CGROUP (sets $!)
+in_cgroup() {
+	local cg=$1
+	shift
+	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@" &
+	hostile_pids+=($!)
+}
+as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+# no_dup_series FILE WHAT: the exposition has no series twice
+no_dup_series() {
+	if "$py" "$hostile/dupseries.py" "$1" >"$work/dups.out"; then
+		pass "$2: no duplicate series"
+	else
+		fail "$2: duplicate series"
+		sed 's/^/  | /' "$work/dups.out"
+	fi
+}
+
+# 1. Page cache oracle: an unprivileged process holding root's files (O_PATH, read-only, mapped)
+# must not make the exporter publish their page cache. The oracle is the kernel: the holder
+# calls cachestat(2) on its own descriptors (mincore's rule, owner or writer, for mappings);
+# exactly the files it may ask about are reported.
+hostile_oracle() {
+	local sub d=$work/orc expected got files
+	hostile_tree oracle && mkdir "$sub/h" || { fail "oracle: no cgroup"; return; }
+	mkdir -p "$d" "$work/orc-run" && chown 65534 "$work/orc-run"
+	for f in secret public worldw own pubmap ownmap; do head -c 65536 /dev/urandom >"$d/$f"; done
+	chmod 600 "$d/secret"
+	chmod 644 "$d/public" "$d/pubmap" "$d/own" "$d/ownmap"
+	chmod 666 "$d/worldw"
+	chown 65534 "$d/own" "$d/ownmap"
+	cat "$d"/* >/dev/null # all cached
+	in_cgroup "$sub/h" "${as_nobody[@]}" "$py" "$hostile/holder.py" "$work/orc-run/ready" \
+		"opath:$d/secret" "rdonly:$d/public" "rdonly:$d/worldw" "rdonly:$d/own" \
+		"map:$d/pubmap" "map:$d/ownmap" </dev/null >/dev/null 2>"$work/orc-run/err"
+	for _ in $(seq 100); do [ -e "$work/orc-run/ready" ] && break; sleep 0.05; done
+	[ -e "$work/orc-run/ready" ] || { fail "oracle: holder did not start"; cat "$work/orc-run/err"; return; }
+	sed 's/^/  | kernel says: /' "$work/orc-run/ready"
+	expected=$(sed -n 's/^allowed //p' "$work/orc-run/ready" | sort | tr '\n' ' ')
+	printf '{ "per_file_top": 100 }\n' >"$work/orc.json"
+	start_exporter --path.cgroupfs="$sub" --config.file="$work/orc.json" || return
+	curl -s "$base/metrics" >"$work/orc.prom"
+	got=$(sed -n "s|^cachestat_file_size_bytes{cgroup=\"/h\",path=\"\\($d/[^\"]*\\)\"}.*|\\1|p" \
+		"$work/orc.prom" | sort | tr '\n' ' ')
+	eq "oracle: the files reported are those the holder may ask cachestat about" "$got" "$expected"
+	files=$(sed -n 's|^cachestat_cgroup_files{cgroup="/h"} ||p' "$work/orc.prom")
+	# and its stderr file, which it holds open for writing
+	eq "oracle: nothing else of the holder is counted (its binary and libraries are root's)" \
+		"$files" "$(($(grep -c '^allowed ' "$work/orc-run/ready") + 1))"
+	grep -q "path=\"$d/secret\"" "$work/orc.prom" && fail "oracle: the O_PATH secret is published" ||
+		pass "oracle: the file held by O_PATH only is not published"
+	no_dup_series "$work/orc.prom" "oracle"
+	stop_exporter
+	hostile_cleanup
+}
+
+# 2. Check-then-open race: descriptors 100-103 swap between O_PATH descriptors of a regular file,
+# a root-only device node and a FIFO (and, in a second process, a regular file held read-only);
+# inotify counts every open of the device and the FIFO.
+hostile_race() {
+	local sub d=$work/race out n
+	if ! cc -O2 -o "$work/racer" "$hostile/racer.c"; then fail "racer.c does not build"; return; fi
+	hostile_tree race && mkdir "$sub/r" || { fail "race: no cgroup"; return; }
+	mkdir -p "$d"
+	head -c 65536 /dev/urandom >"$d/regular"
+	mknod -m 600 "$d/device" c 1 3
+	mkfifo -m 600 "$d/fifo"
+	# a configured directory anyone may write to, where a name flips between a file and a FIFO
+	mkdir -m 1777 "$d/swap"
+	mkfifo "$d/swap/p"
+	head -c 4096 /dev/urandom >"$d/swap/r"
+	chown 65534 "$d/swap/p" "$d/swap/r"
+	"$py" - "$d/device" "$d/fifo" "$d/swap/p" "$work/race.stop" >"$work/race.watch" <<'EOF' &
+import ctypes, os, select, struct, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+ino = libc.inotify_init1(os.O_NONBLOCK)
+IN_OPEN = 0x20
+wd = {libc.inotify_add_watch(ino, p.encode(), IN_OPEN): p for p in sys.argv[1:-1]}
+opens = {p: 0 for p in sys.argv[1:-1]}
+print("watching", flush=True)
+while not os.path.exists(sys.argv[-1]):
+    select.select([ino], [], [], 0.2)
+    try:
+        buf = os.read(ino, 65536)
+    except BlockingIOError:
+        continue
+    i = 0
+    while i < len(buf):
+        w, mask, _, n = struct.unpack_from("iIII", buf, i)
+        if mask & IN_OPEN:
+            opens[wd[w]] += 1
+        i += 16 + n
+for p in sys.argv[1:-1]:
+    print("opens", os.path.basename(p), opens[p])
+EOF
+	local watcher=$!
+	for _ in $(seq 100); do grep -q watching "$work/race.watch" && break; sleep 0.05; done
+	in_cgroup "$sub/r" "${as_nobody[@]}" "$work/racer" "$d/regular" "$d/device" "$d/fifo" \
+		>"$work/racer.out" 2>&1 </dev/null
+	# and one holding its own file read-only, which it may ask cachestat about: the scan gets
+	# past the permission check to the open, in the middle of the swaps
+	head -c 65536 /dev/urandom >"$d/own"
+	chown 65534 "$d/own"
+	in_cgroup "$sub/r" "${as_nobody[@]}" "$work/racer" "$d/own" "$d/device" "$d/fifo" rdonly \
+		>"$work/racer2.out" 2>&1 </dev/null
+	in_cgroup "$sub/r" "${as_nobody[@]}" "$py" -c '
+import os, sys
+os.chdir(sys.argv[1])
+while True:
+    for n in ("r", "p"):
+        os.rename(n, "f")
+        os.rename("f", n)' "$d/swap"
+	for _ in $(seq 100); do grep -q ready "$work/racer.out" && grep -q ready "$work/racer2.out" && break; sleep 0.05; done
+	printf '{ "cgroups": [ { "match": "/r", "paths": ["%s"] } ] }\n' "$d/swap" >"$work/race.json"
+	if start_exporter --path.cgroupfs="$sub" --config.file="$work/race.json"; then
+		out=$("$py" - "$port" <<'EOF'
+import http.client, sys, time
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=30)
+ok, t = 0, time.time()
+for _ in range(1000):
+    c.request("GET", "/metrics")
+    r = c.getresponse()
+    r.read()
+    ok += r.status == 200
+print(ok, round(time.time() - t, 1))
+EOF
+)
+		echo "  | 1000 scrapes: ${out#* } s"
+		eq "race: 1000 scrapes answered" "${out%% *}" 1000
+	fi
+	touch "$work/race.stop"
+	wait "$watcher"
+	sed 's/^/  | /' "$work/race.watch"
+	n=$(awk '$1 == "opens" && $2 == "device" { print $3 }' "$work/race.watch")
+	eq "race: opens of the root-only device in 1000 scrapes" "$n" 0
+	n=$(awk '$1 == "opens" && $2 == "fifo" { print $3 }' "$work/race.watch")
+	eq "race: opens of the FIFO in 1000 scrapes" "$n" 0
+	n=$(awk '$1 == "opens" && $2 == "p" { print $3 }' "$work/race.watch")
+	eq "race: opens of the FIFO swapped into a configured directory in 1000 scrapes" "$n" 0
+	stop_exporter
+	hostile_cleanup
+}
+
+# 3. A FUSE file system that stops answering (bindfs, SIGSTOP): with the default flags, a scan
+# touches nothing on it, neither a file a process holds open there nor a configured path.
+hostile_fuse() {
+	local sub src=$work/fuse-src mnt=$work/fuse-mnt bindfs_pid start took rc n
+	if ! command -v bindfs >/dev/null; then skip "FUSE: bindfs not installed"; return; fi
+	hostile_tree fuse && mkdir "$sub/f" || { fail "FUSE: no cgroup"; return; }
+	mkdir -p "$src" "$mnt"
+	head -c 65536 /dev/urandom >"$src/data"
+	bindfs -f "$src" "$mnt" 2>"$work/bindfs.err" &
+	bindfs_pid=$!
+	for _ in $(seq 100); do [ -e "$mnt/data" ] && break; sleep 0.05; done
+	[ -e "$mnt/data" ] || { fail "FUSE: bindfs did not mount"; cat "$work/bindfs.err"; kill "$bindfs_pid"; return; }
+	in_cgroup "$sub/f" sleep 1000 3<"$mnt/data"
+	printf '{ "cgroups": [ { "match": "/f", "paths": ["%s", "%s/*"] } ] }\n' "$mnt" "$mnt" >"$work/fuse.json"
+	sleep 0.2
+	kill -STOP "$bindfs_pid"
+	start=$(date +%s%N)
+	timeout -k 2 20 "$bin" --once --path.cgroupfs="$sub" --config.file="$work/fuse.json" \
+		>"$work/fuse.prom" 2>"$work/fuse.log"
+	rc=$?
+	took=$((($(date +%s%N) - start) / 1000000))
+	kill -CONT "$bindfs_pid"
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		fail "FUSE: a scan with the daemon stopped hung (killed after 20 s)"
+	else
+		pass "FUSE: a scan with the daemon stopped finishes (${took} ms, exit $rc)"
+	fi
+	n=$(sed -n 's/^cachestat_files_skipped_total{reason="fs_type"} //p' "$work/fuse.prom")
+	[ "${n:-0}" -ge 2 ] && pass "FUSE: the held file and the configured path are skipped for their fs type ($n)" ||
+		fail "FUSE: skipped{reason=fs_type} is '$n', want >= 2"
+	grep -q "path=\"$mnt" "$work/fuse.prom" && fail "FUSE: a file on FUSE was reported" ||
+		pass "FUSE: nothing on FUSE is reported"
+	hostile_cleanup
+	fusermount -u "$mnt" 2>/dev/null
+	kill "$bindfs_pid" 2>/dev/null
+	wait "$bindfs_pid" 2>/dev/null
+}
+
+# 7. Fair scan budget: a cgroup whose processes hold 600,000 descriptors of one file, walked
+# first, must not starve the cgroups after it of their series within max_scan_seconds.
+hostile_fair() {
+	local sub name first v missing=0
+	hostile_tree fair || { fail "fair: no cgroup"; return; }
+	for v in 1 2 3 4; do mkdir "$sub/v$v"; done
+	# kernfs lists a directory in hash order: find a name for the hog that comes first
+	for i in $(seq 200); do
+		mkdir "$sub/hog$i"
+		first=$("$py" -c 'import os, re, sys
+print(next(n for n in os.listdir(sys.argv[1]) if re.fullmatch(r"v[0-9]|hog[0-9]+", n)))' "$sub")
+		[ "$first" = "hog$i" ] && { name=hog$i; break; }
+		rmdir "$sub/hog$i"
+	done
+	[ -n "${name:-}" ] || { skip "fair: no hog name listed first"; hostile_cleanup; return; }
+	head -c 4096 /dev/urandom >"$work/fair-file"
+	# 30 processes of 19,900 descriptors each (RLIMIT_NOFILE may not be raised here)
+	in_cgroup "$sub/$name" "$py" -c '
+import os, resource, sys, time
+n = min(resource.getrlimit(resource.RLIMIT_NOFILE)[1], 20000) - 100
+resource.setrlimit(resource.RLIMIT_NOFILE, (n + 100, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+fd = os.open(sys.argv[1], os.O_RDONLY)
+for i in range(100, n + 100):
+    os.dup2(fd, i)
+for _ in range(29):
+    if os.fork() == 0:
+        break
+else:
+    open(sys.argv[2], "w").close()
+time.sleep(1000)' "$work/fair-file" "$work/fair.ready"
+	for v in 1 2 3 4; do in_cgroup "$sub/v$v" sleep 1000 3<"$work/fair-file"; done
+	for _ in $(seq 200); do [ -e "$work/fair.ready" ] && break; sleep 0.05; done
+	printf '{ "limits": { "max_scan_seconds": 0.5 } }\n' >"$work/fair.json"
+	timeout -k 2 60 "$bin" --once --path.cgroupfs="$sub" --config.file="$work/fair.json" \
+		>"$work/fair.prom" 2>/dev/null
+	for v in 1 2 3 4; do
+		grep -q "^cachestat_cgroup_files{cgroup=\"/v$v\"} [1-9]" "$work/fair.prom" || missing=$((missing + 1))
+	done
+	eq "fair: cgroups after one with 600,000 descriptors that have no series" "$missing" 0
+	grep -q "^cachestat_cgroup_files{cgroup=\"/$name\"}" "$work/fair.prom" &&
+		pass "fair: the hog has its (partial) series too" || fail "fair: the hog has no series"
+	hostile_cleanup
+}
+
+# 10. Labels one-to-one: cgroups named c<0xff> and c\xff (a backslash), and a real file named
+# like the suffix that tells two deleted files of the same name apart.
+hostile_labels() {
+	local sub d=$work/lbl n want
+	hostile_tree labels || { fail "labels: no cgroup"; return; }
+	mkdir "$sub/c"$'\xff' "$sub/c\\xff" "$sub/p" || { fail "labels: cannot name cgroups"; return; }
+	in_cgroup "$sub/c"$'\xff' sleep 1000
+	in_cgroup "$sub/c\\xff" sleep 1000
+	mkdir -p "$d"
+	echo one >"$d/x"
+	echo "real file" >"$d/x (deleted) (2)"
+	echo odd >"$d/"$'b\\x\xffy'
+	in_cgroup "$sub/p" sh -c 'exec 3<"$1/x"; rm "$1/x"; echo two >"$1/x"; exec 4<"$1/x"; rm "$1/x";
+		exec 5<"$1/x (deleted) (2)" 6<"$1/$2"; exec sleep 1000' sh "$d" $'b\\x\xffy'
+	sleep 0.3
+	printf '{ "per_file_top": 100 }\n' >"$work/lbl.json"
+	"$bin" --once --path.cgroupfs="$sub" --config.file="$work/lbl.json" >"$work/lbl.prom" 2>/dev/null
+	n=$(grep -c '^cachestat_cgroup_files{cgroup="/c' "$work/lbl.prom")
+	eq "labels: the two c-cgroups have two series" "$n" 2
+	n=$(grep -c "^cachestat_file_size_bytes{cgroup=\"/p\",path=\"$d/x" "$work/lbl.prom")
+	eq "labels: two deleted files and the real one have three series" "$n" 3
+	no_dup_series "$work/lbl.prom" "labels"
+	# the label of a name with a backslash and a byte that is not UTF-8, worked out apart from
+	# the exporter: the backslash doubled, the byte as the text \xff, then the format's escapes
+	want=$("$py" -c '
+import sys
+name, out, i = sys.argv[1].encode("utf-8", "surrogateescape"), "", 0
+while i < len(name):
+    if name[i] == 0x5c:
+        out, i = out + "\\\\", i + 1
+        continue
+    for n in (1, 2, 3, 4):
+        try:
+            out, i = out + name[i:i + n].decode("utf-8"), i + n
+            break
+        except UnicodeDecodeError:
+            pass
+    else:
+        out, i = out + "\\x%02x" % name[i], i + 1
+print(out.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n"))' "$d/"$'b\\x\xffy')
+	grep -qF "path=\"$want\"" "$work/lbl.prom" && pass "labels: an odd name reads as worked out ($want)" ||
+		fail "labels: no path label $want"
+	if command -v promtool >/dev/null; then
+		promtool check metrics <"$work/lbl.prom" >"$work/lbl.promtool" 2>&1 &&
+			pass "labels: promtool check metrics" || { fail "labels: promtool"; cat "$work/lbl.promtool"; }
+	fi
+	hostile_cleanup
+}
+
+if [ "$(id -u)" -ne 0 ] || ! [ -w "$cg2" ] || ! command -v setpriv >/dev/null; then
+	skip "hostile processes: need root, a writable cgroup v2 at $cg2 and setpriv"
+else
+	trap 'hostile_cleanup; cleanup' EXIT
+	for t in ${HOSTILE_CASES:-oracle race fuse fair labels}; do "hostile_$t"; done
+fi
+
 stop_exporter
 finish

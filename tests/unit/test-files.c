@@ -264,6 +264,36 @@ static void test_scan_own_pid(void **state)
 }
 
 /* Only EPERM says map_files is closed; an unreadable file or a gone process is counted. */
+/*
+ * A cgroup's share of the scan time: up to the deadline less a reserve for each cgroup after
+ * it, never less than an equal share of what is left; the budget counts every descriptor.
+ */
+static void test_cgroup_share(void **state)
+{
+	struct files_ctx ctx = { .procfs_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC) };
+	uint64_t now = files_now_ns(), s = 1000000000ULL;
+
+	(void)state;
+	assert_true(ctx.procfs_fd >= 0);
+	ctx.deadline_ns = now + 10 * s;
+	ctx.reserve_ns = s;
+	files_cgroup_begin(&ctx, 5, 3); /* 2 after it: 2 s kept, 8 s for it */
+	assert_true(ctx.slice_deadline_ns >= now + 8 * s - s / 10 && ctx.slice_deadline_ns <= now + 8 * s);
+	files_cgroup_begin(&ctx, 5, 21); /* 20 s to keep of 10: an equal share, 0.48 s */
+	assert_true(ctx.slice_deadline_ns >= now + 10 * s / 21 - s / 10 &&
+		    ctx.slice_deadline_ns <= now + 10 * s / 21 + s / 10);
+	assert_int_equal(ctx.budget, 5);
+	assert_false(files_stopped(&ctx));
+	ctx.slice_deadline_ns = 1; /* passed */
+	assert_int_equal(files_scan_pid(&ctx, getpid()), 0);
+	assert_true(files_stopped(&ctx));
+	assert_false(ctx.timed_out);
+	files_cgroup_begin(&ctx, 5, 1);
+	assert_false(files_stopped(&ctx));
+	files_ctx_done(&ctx);
+	close(ctx.procfs_fd);
+}
+
 static void test_map_files_closed(void **state)
 {
 	(void)state;
@@ -355,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_deadline),
 		cmocka_unit_test(test_scan_own_pid),
 		cmocka_unit_test(test_map_files_closed),
+		cmocka_unit_test(test_cgroup_share),
 		cmocka_unit_test(test_map_files_fallback),
 	};
 

@@ -160,7 +160,10 @@ static void test_same_path_made_unique(void **state)
 	topn_done(&t);
 }
 
-/* A byte that is not UTF-8 and its escaped spelling come out the same: still two series. */
+/*
+ * A byte that is not UTF-8 and its escaped spelling come out different; two files of one name
+ * get a suffix that no real name can have, not even one spelled like it.
+ */
 static void test_sanitized_collision(void **state)
 {
 	struct topn t;
@@ -174,7 +177,23 @@ static void test_sanitized_collision(void **state)
 	assert_int_equal(topn_take(&t, &f, &n), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(f[0].path, "/d/\\xff");
-	assert_string_equal(f[1].path, "/d/\\xff (2)");
+	assert_string_equal(f[1].path, "/d/\\\\xff");
+	for (size_t i = 0; i < n; i++)
+		snap_file_done(&f[i]);
+	free(f);
+	topn_done(&t);
+
+	assert_int_equal(topn_init(&t, 5), 0);
+	offer(&t, "/d/x (deleted)", 300, 0);
+	offer(&t, "/d/x (deleted)", 200, 0);
+	offer(&t, "/d/x (deleted) (2)", 100, 0);
+	offer(&t, "/d/x (deleted)\\#2", 50, 0);
+	assert_int_equal(topn_take(&t, &f, &n), 0);
+	assert_int_equal(n, 4);
+	assert_string_equal(f[0].path, "/d/x (deleted)");
+	assert_string_equal(f[1].path, "/d/x (deleted)\\#2");
+	assert_string_equal(f[2].path, "/d/x (deleted) (2)");
+	assert_string_equal(f[3].path, "/d/x (deleted)\\\\#2");
 	for (size_t i = 0; i < n; i++)
 		snap_file_done(&f[i]);
 	free(f);

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * creds: whether a process could have learnt the page cache state of a file itself, decided
+ * from what it holds (its descriptor's open mode, or its mapping) and its credentials against
+ * the file's owner and mode. This is the kernel's rule for cachestat(2) (and mincore(2)'s for
+ * mappings): the file is open for writing, or the caller owns it (or has CAP_FOWNER), or may
+ * write it (mode bits, or CAP_DAC_OVERRIDE). Reading it is not enough. No dependencies beyond
+ * libc; never logs.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+struct creds {
+	uid_t fsuid; /* file access is checked against the fs ids */
+	gid_t fsgid;
+	gid_t *groups; /* supplementary groups */
+	size_t n_groups;
+	bool cap_fowner;       /* effective, and honoured only in our user namespace */
+	bool cap_dac_override;
+};
+
+/*
+ * Parses /proc/PID/status (Uid:, Gid:, Groups:, CapEff:). Returns 0, -EINVAL when a line is
+ * missing or malformed, -ENOMEM. Capabilities are recorded as given; the caller clears them
+ * for a process of another user namespace.
+ */
+int creds_parse_status(const char *buf, size_t len, struct creds *ret);
+
+void creds_done(struct creds *c);
+
+/*
+ * Through a descriptor opened with open_flags (as fcntl(F_GETFL) or fdinfo's "flags:" give
+ * them): false for O_PATH, which cachestat refuses (EBADF).
+ */
+bool creds_may_cachestat(const struct creds *c, int open_flags, const struct stat *st);
+
+/*
+ * Through a mapping with the permissions maps prints ("rw-s"): a shared writable mapping was
+ * made from a descriptor open for writing; any other is judged as mincore(2) judges it.
+ */
+bool creds_may_cachestat_mapping(const struct creds *c, const char *perms, const struct stat *st);

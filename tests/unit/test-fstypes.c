@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/* fstypes: mountinfo parsed from strings, the default exclusion, lookups by id and by path. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fstypes.h"
+
+/* A memfd's mount is in no mountinfo, yet known: tmpfs, not excluded by default. */
+static void test_memfd(void **state)
+{
+	struct fstypes f;
+	struct statx sx;
+	int fd = memfd_create("t", MFD_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx), 0);
+	close(fd);
+	assert_int_equal(fstypes_init(&f, FSTYPES_DEFAULT_EXCLUDE), 0);
+	assert_int_equal(fstypes_mount_excluded(&f, sx.stx_mnt_id), 0);
+	fstypes_done(&f);
+	assert_int_equal(fstypes_init(&f, "^tmpfs$"), 0);
+	assert_int_equal(fstypes_mount_excluded(&f, sx.stx_mnt_id), 1);
+	fstypes_done(&f);
+}
+
+static const char mountinfo[] =
+	"21 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+	"22 21 0:20 / /proc rw,nosuid - proc proc rw\n"
+	"30 21 0:40 / /srv/nfs rw shared:5 master:2 - nfs4 srv:/export rw,vers=4.2\n"
+	"31 21 0:41 / /home/u/fuse\\040dir rw - fuse.bindfs /src rw,user_id=0\n"
+	"32 31 8:2 / /home/u/fuse\\040dir/local rw - ext4 /dev/sda2 rw\n"
+	"33 21 0:42 / /mnt/sshfs rw - fuse.sshfs u@h: rw\n"
+	"34 21 0:43 / /mnt/cifs rw - cifs //h/s rw\n"
+	"35 21 0:44 / /mnt/9p rw - 9p hostshare rw\n"
+	"36 21 0:45 / /mnt/ceph rw - ceph 1.2.3.4:/ rw\n"
+	"37 21 0:46 / /mnt/tmp rw - tmpfs tmpfs rw\n"
+	"garbage line\n";
+
+static void test_default(void **state)
+{
+	struct fstypes f;
+
+	(void)state;
+	assert_int_equal(fstypes_init(&f, FSTYPES_DEFAULT_EXCLUDE), 0);
+	assert_int_equal(fstypes_add_mountinfo(&f, mountinfo, strlen(mountinfo), true), 0);
+	assert_int_equal(fstypes_mount_excluded(&f, 21), 0);
+	assert_int_equal(fstypes_mount_excluded(&f, 30), 1);
+	assert_int_equal(fstypes_mount_excluded(&f, 31), 1);
+	assert_int_equal(fstypes_mount_excluded(&f, 33), 1);
+	assert_int_equal(fstypes_mount_excluded(&f, 34), 1);
+	assert_int_equal(fstypes_mount_excluded(&f, 35), 1);
+	assert_int_equal(fstypes_mount_excluded(&f, 36), 1);
+	assert_int_equal(fstypes_mount_excluded(&f, 37), 0);
+	assert_int_equal(fstypes_mount_excluded(&f, 99), -ENOENT);
+	assert_false(fstypes_name_excluded(&f, "ext4"));
+	assert_false(fstypes_name_excluded(&f, "fusectl")); /* a prefix is not the name */
+	assert_true(fstypes_name_excluded(&f, "fuseblk"));
+	/* by path: the longest mount point above it, its escapes undone */
+	assert_false(fstypes_path_excluded(&f, "/var/lib/db"));
+	assert_true(fstypes_path_excluded(&f, "/srv/nfs"));
+	assert_true(fstypes_path_excluded(&f, "/srv/nfs/logs/*.log"));
+	assert_false(fstypes_path_excluded(&f, "/srv/nfsother"));
+	assert_true(fstypes_path_excluded(&f, "/home/u/fuse dir/a"));
+	assert_false(fstypes_path_excluded(&f, "/home/u/fuse dir/local/a"));
+	fstypes_reset(&f);
+	assert_int_equal(fstypes_mount_excluded(&f, 30), -ENOENT);
+	fstypes_done(&f);
+}
+
+static void test_custom_and_none(void **state)
+{
+	struct fstypes f;
+
+	(void)state;
+	assert_int_equal(fstypes_init(&f, "^tmpfs$"), 0);
+	assert_int_equal(fstypes_add_mountinfo(&f, mountinfo, strlen(mountinfo), false), 0);
+	assert_int_equal(fstypes_mount_excluded(&f, 37), 1);
+	assert_int_equal(fstypes_mount_excluded(&f, 30), 0);
+	assert_false(fstypes_path_excluded(&f, "/mnt/tmp/x")); /* no points kept */
+	fstypes_done(&f);
+	assert_int_equal(fstypes_init(&f, ""), 0);
+	assert_false(fstypes_name_excluded(&f, "nfs"));
+	fstypes_done(&f);
+	assert_int_equal(fstypes_init(&f, "(unclosed"), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_default),
+		cmocka_unit_test(test_custom_and_none),
+		cmocka_unit_test(test_memfd),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
