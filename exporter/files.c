@@ -409,7 +409,7 @@ static int visit_fd(struct files_ctx *ctx, const struct proc *p, int fd_dir, int
 		skip(ctx, skip_reason_of(errno));
 		return 0;
 	}
-	if (!S_ISREG(st.st_mode)) {
+	if (!S_ISREG(st.st_mode)) { /* a socket, pipe or device: never reopened */
 		skip(ctx, SKIP_NOT_REGULAR);
 		return 0;
 	}

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -263,6 +264,41 @@ static void test_scan_own_pid(void **state)
 	close(fd_deleted);
 }
 
+/*
+ * Descriptors of a FIFO and of a character device the process holds are counted as
+ * not_regular and never opened: inotify sees no open of either while the scan runs.
+ */
+static void test_special_files_never_opened(void **state)
+{
+	struct files_ctx ctx;
+	struct seen s;
+	char fifo[300], ev[4096];
+	int in, fd_fifo, fd_null;
+	ssize_t n;
+
+	(void)state;
+	snprintf(fifo, sizeof(fifo), "%s/held.fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	fd_fifo = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC); /* a FIFO held by its own reader */
+	fd_null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(fd_fifo >= 0 && fd_null >= 0);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(in >= 0);
+	assert_true(inotify_add_watch(in, fifo, IN_OPEN) >= 0);
+	assert_true(inotify_add_watch(in, "/dev/null", IN_OPEN) >= 0);
+
+	ctx_init(&ctx, &s);
+	assert_int_equal(files_scan_pid(&ctx, getpid()), 0);
+	n = read(in, ev, sizeof(ev));
+	assert_true(n < 0 && errno == EAGAIN); /* no IN_OPEN event: nothing was opened */
+	assert_true(ctx.skipped[SKIP_NOT_REGULAR] >= 2); /* and /proc's directory */
+	ctx_done(&ctx);
+	close(in);
+	close(fd_fifo);
+	close(fd_null);
+	unlink(fifo);
+}
+
 /* Only EPERM says map_files is closed; an unreadable file or a gone process is counted. */
 /*
  * A cgroup's share of the scan time: up to the deadline less a reserve for each cgroup after
@@ -384,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_deadline),
 		cmocka_unit_test(test_scan_own_pid),
+		cmocka_unit_test(test_special_files_never_opened),
 		cmocka_unit_test(test_map_files_closed),
 		cmocka_unit_test(test_cgroup_share),
 		cmocka_unit_test(test_map_files_fallback),
