@@ -184,7 +184,7 @@ done
 floor_cached=$(cut -d' ' -f3 "$work/floor.out")
 ex_files=$(awk '/^cachestat_cgroup_subtree_files\{cgroup="\/"\}/ { print $2 }' "$work/once.out")
 ex_cached=$(awk '/^cachestat_cgroup_subtree_cached_bytes\{cgroup="\/"\}/ { print $2 }' "$work/once.out")
-sum_cached=$(awk '/^cachestat_cgroup_cached_bytes\{/ { s += $2 } END { print s }' "$work/once.out")
+sum_cached=$(awk '/^cachestat_cgroup_cached_bytes\{/ { s += $2 } END { printf "%.0f\n", s }' "$work/once.out")
 # set insertions of the subtree union: a file new to the node, once per level from its cgroup up
 inserts=$(awk '/^cachestat_cgroup_files\{/ { gsub(/.*cgroup="|"\}.*/, "", $1); d = gsub(/\//, "/", $1); if ($1 == "/") d = 0; s += $2 * (d + 1) } END { print s }' "$work/once.out")
 ex_rss=$(sort -n "$work/rss.once" | tail -n 1)
