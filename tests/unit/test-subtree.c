@@ -202,10 +202,23 @@ static char *text(const struct snapshot *s)
 	return buf;
 }
 
+static char *json(const struct snapshot *s)
+{
+	struct render_meta meta = { "v", "r" };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(render_json(f, s, &meta), 0);
+	fclose(f);
+	return buf;
+}
+
 static void test_rendered(void **state)
 {
 	struct snapshot *s;
-	char *t, line[200];
+	char *t, *j, line[200];
 	uint64_t ps = (uint64_t)sysconf(_SC_PAGESIZE);
 
 	(void)state;
@@ -227,6 +240,13 @@ static void test_rendered(void **state)
 		 (unsigned long long)(10240000 - 210 * ps));
 	assert_non_null(strstr(t, line));
 	free(t);
+	/* JSON: a "subtree" object where there are children, "node" on the root */
+	j = json(s);
+	snprintf(line, sizeof(line), "\"cached_bytes\": %llu", (unsigned long long)(60 * ps));
+	assert_non_null(strstr(j, "\"subtree\""));
+	assert_non_null(strstr(strstr(j, "\"subtree\""), line));
+	assert_non_null(strstr(j, "\"unattributed_cached_bytes\": "));
+	free(j);
 	snapshot_unref(s);
 }
 
