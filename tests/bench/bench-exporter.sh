@@ -203,7 +203,7 @@ row() { # row LABEL COMMAND NAME
 }
 
 echo
-echo "exporter benchmark: $n_files files ($((n_cgroups * small_per_cgroup)) small up to $small_max B, $((n_cgroups * large_per_cgroup)) of $((large_size >> 20)) MiB) over $n_cgroups cgroups, all cached; $runs interleaved rounds; kernel $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "exporter benchmark: $n_files files ($((n_cgroups * small_per_cgroup)) small up to $small_max B, $((n_cgroups * large_per_cgroup)) of $((large_size >> 20)) MiB) over a 3-level tree of $((n_cgroups * (leaves + 1))) cgroups ($n_cgroups slices of $leaves leaves), all cached; $runs interleaved rounds; kernel $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "exporter counted $ex_files files, $ex_cached bytes cached in the root's subtree (each inode once); the per-cgroup gauges summed: $sum_cached bytes (the held large files twice); floor $floor_cached bytes over its list (the exporter adds the holders' own mapped files)"
 echo "subtree union: at most $inserts set insertions (per-cgroup files x (depth + 1)); its cost is the once row minus the --no-collector.subtree row"
 echo
