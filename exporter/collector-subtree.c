@@ -43,7 +43,7 @@ struct subtree_scan {
 	struct level levels[CGROUPS_MAX_DEPTH + 1];
 	size_t depth;           /* levels in use; levels[depth - 1] is the current cgroup */
 	bool entered;           /* levels[depth - 1] is the current cgroup (false before the first) */
-	int error;              /* -ENOMEM from a file_counted hook, for scan_cgroup to return */
+	int error;              /* from a file_counted hook (-ENOMEM, -EINVAL), for scan_cgroup */
 };
 
 /* Depth of a cgroup label: "/" 0, "/a" 1, "/a/b" 2. */
@@ -93,12 +93,13 @@ static int leave_to(struct subtree_scan *ss, struct collect_scan *scan, size_t d
 /* Makes cg the current cgroup (once per cgroup; file_counted may come first). */
 static int enter(struct subtree_scan *ss, struct collect_scan *scan, const struct snap_cgroup *cg)
 {
-	size_t i = (size_t)(cg - scan->snap->cgroups), d = label_depth(cg->name);
+	size_t i = (size_t)(cg - scan->snap->cgroups), d;
 	struct level *l;
 	int r;
 
 	if (ss->entered && ss->levels[ss->depth - 1].cg == i)
-		return 0;
+		return 0; /* the common case: the next file of the same cgroup */
+	d = label_depth(cg->name);
 	r = leave_to(ss, scan, d);
 	if (r < 0)
 		return r;
