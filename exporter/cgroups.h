@@ -13,7 +13,8 @@
 #define CGROUPS_MAX_DEPTH 64
 
 /*
- * Called for every cgroup, parents before children; dirfd is the cgroup's directory (valid
+ * Called for every cgroup, depth first: parents before children, and each cgroup's whole subtree
+ * before its next sibling (the subtree collector relies on it); dirfd is the cgroup's directory (valid
  * during the call only), label its path below the root ("/" for the root). A negative return
  * stops the walk and is passed on.
  */

@@ -72,6 +72,11 @@ void render_sample_close(FILE *out, uint64_t value)
 	fprintf(out, "} %" PRIu64 "\n", value);
 }
 
+void render_sample(FILE *out, const char *name, uint64_t value)
+{
+	fprintf(out, "%s %" PRIu64 "\n", name, value);
+}
+
 void render_cgroup_sample(FILE *out, const char *name, const struct snap_cgroup *cg, uint64_t value)
 {
 	render_sample_open(out, name, cg);

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Exporter benchmark (make bench-exporter; not part of make test).
 #
-# 100,000 small files and 100 large ones over 10 cgroups: in each cgroup a process holds part of
-# them open (1,000 small + 10 large), the config assigns the cgroup's whole directory (the rest,
-# and the held ones again, which dedupe). All files are cached first, so every tool answers the
-# same question about warm files. Prints one table: the exporter's full scan (--once, and a
+# 100,000 small files and 100 large ones over a 3-level tree of 100 cgroups below the walked root:
+# 10 slices s0..s9 of 9 leaves each (s0/l0..s0/l8). The files are in 10 sets of 10 directories
+# (1,000 small each) and 10 large: slice sC is assigned the large ones and the last directory of
+# set C, its leaf lK directory K. In each slice's leaf l0 a process holds 1,000 small files (l0's
+# own) and the 10 large (the slice's) open: they dedupe in l0 and in the slice's subtree, and the
+# per-cgroup sums count the large ones twice. All files are cached first, so every tool answers
+# the same question about warm files. Prints one table: the exporter's full scan (--once, and a
 # timed scrape of the daemon), the floor (open + cachestat + close over the same files, see
 # floor.c), vmtouch and fincore (both mincore-based), and the exporter's peak RSS.
 # Then files on overlayfs, reported apart: one cgroup's files read through an overlay whose
@@ -16,7 +19,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$top/exporter/cachestat_exporter
 BUILD_ROOT=${BUILD_ROOT:-/var/tmp/cachestat_exporter}
-n_cgroups=10 small_per_cgroup=10000 large_per_cgroup=10 held_small=1000
+n_cgroups=10 leaves=9 small_per_cgroup=10000 large_per_cgroup=10 held_small=1000
 small_max=8192 large_size=$((8 << 20))
 runs=${BENCH_RUNS:-7}
 base_bin=${BENCH_BASELINE:-}
@@ -68,7 +71,10 @@ cleanup() {
 	for p in $daemon $base_daemon; do kill "$p" 2>/dev/null; done
 	for p in "${holders[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${holders[@]}" $daemon $base_daemon; do while kill -0 "$p" 2>/dev/null; do sleep 0.05; done; done
-	for c in $(seq 0 $((n_cgroups - 1))); do rmdir "$parent/cg$c" 2>/dev/null || true; done
+	for c in $(seq 0 $((n_cgroups - 1))); do
+		for k in $(seq 0 $((leaves - 1))); do rmdir "$parent/s$c/l$k" 2>/dev/null || true; done
+		rmdir "$parent/s$c" 2>/dev/null || true
+	done
 	rmdir "$parent" 2>/dev/null || true
 	umount "$work/ovl/m" 2>/dev/null || true
 	rmdir "$parent-ovl/ovl" "$parent-ovl" 2>/dev/null || true
@@ -90,13 +96,18 @@ config=$work/config.json
 	for c in $(seq 0 $((n_cgroups - 1))); do
 		sep=,
 		[ "$c" -eq $((n_cgroups - 1)) ] && sep=
-		echo "  { \"match\": \"/cg$c\", \"paths\": [\"$tree/cg$c\"] }$sep"
+		echo "  { \"match\": \"/s$c\", \"paths\": [\"$tree/cg$c/large\", \"$tree/cg$c/d09\"] },"
+		for k in $(seq 0 $((leaves - 1))); do
+			echo "  { \"match\": \"/s$c/l$k\", \"paths\": [\"$tree/cg$c/d0$k\"] },"
+		done | sed '$ s/,$//'
+		echo "$sep"
 	done
 	echo '], "limits": { "max_scan_seconds": 120 } }'
 } >"$config"
 for c in $(seq 0 $((n_cgroups - 1))); do
-	mkdir "$parent/cg$c"
-	python3 - "$parent/cg$c" "$tree/cg$c" "$held_small" <<'PY' &
+	mkdir "$parent/s$c"
+	for k in $(seq 0 $((leaves - 1))); do mkdir "$parent/s$c/l$k"; done
+	python3 - "$parent/s$c/l0" "$tree/cg$c" "$held_small" <<'PY' &
 import os, resource, sys, time, glob
 cg, d, nheld = sys.argv[1], sys.argv[2], int(sys.argv[3])
 with open(f"{cg}/cgroup.procs", "w") as f:
@@ -164,6 +175,7 @@ for _ in $(seq "$runs"); do
 	timed floor "$work/floor" "$work/list"
 	wall[floor_loop]+="$(cut -d' ' -f2 "$work/floor.out") "
 	timed once "$bin" --once --path.cgroupfs="$parent" --config.file="$config"
+	timed once_flat "$bin" --once --no-collector.subtree --path.cgroupfs="$parent" --config.file="$config"
 	wall[scan]+="$(awk '/^cachestat_scrape_collector_duration_seconds\{collector="cachestat"\}/ { print $2 }' "$work/once.out") "
 	scrape scrape "$daemon" "$port"
 	if [ -n "$base_bin" ]; then
@@ -174,8 +186,11 @@ for _ in $(seq "$runs"); do
 	timed fincore sh -c "xargs -d '\n' -n 20000 fincore -b -n -o RES <'$work/list'"
 done
 floor_cached=$(cut -d' ' -f3 "$work/floor.out")
-ex_files=$(awk '/^cachestat_cgroup_files\{/ { s += $2 } END { print s }' "$work/once.out")
-ex_cached=$(awk '/^cachestat_cgroup_cached_bytes\{/ { s += $2 } END { print s }' "$work/once.out")
+ex_files=$(awk '/^cachestat_cgroup_subtree_files\{cgroup="\/"\}/ { print $2 }' "$work/once.out")
+ex_cached=$(awk '/^cachestat_cgroup_subtree_cached_bytes\{cgroup="\/"\}/ { print $2 }' "$work/once.out")
+sum_cached=$(awk '/^cachestat_cgroup_cached_bytes\{/ { s += $2 } END { printf "%.0f\n", s }' "$work/once.out")
+# set insertions of the subtree union: a file new to the node, once per level from its cgroup up
+inserts=$(awk '/^cachestat_cgroup_files\{/ { gsub(/.*cgroup="|"\}.*/, "", $1); d = gsub(/\//, "/", $1); if ($1 == "/") d = 0; s += $2 * (d + 1) } END { print s }' "$work/once.out")
 ex_rss=$(sort -n "$work/rss.once" | tail -n 1)
 daemon_rss=$(awk '/^VmHWM/ { print $2 }' /proc/$daemon/status)
 
@@ -192,14 +207,16 @@ row() { # row LABEL COMMAND NAME
 }
 
 echo
-echo "exporter benchmark: $n_files files ($((n_cgroups * small_per_cgroup)) small up to $small_max B, $((n_cgroups * large_per_cgroup)) of $((large_size >> 20)) MiB) over $n_cgroups cgroups, all cached; $runs interleaved rounds; kernel $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "exporter counted $ex_files files, $ex_cached bytes cached; floor $floor_cached bytes over its list (the exporter adds the holders' own mapped files)"
+echo "exporter benchmark: $n_files files ($((n_cgroups * small_per_cgroup)) small up to $small_max B, $((n_cgroups * large_per_cgroup)) of $((large_size >> 20)) MiB) over a 3-level tree of $((n_cgroups * (leaves + 1))) cgroups ($n_cgroups slices of $leaves leaves), all cached; $runs interleaved rounds; kernel $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "exporter counted $ex_files files, $ex_cached bytes cached in the root's subtree (each inode once); the per-cgroup gauges summed: $sum_cached bytes (the held large files twice); floor $floor_cached bytes over its list (the exporter adds the holders' own mapped files)"
+echo "subtree union: at most $inserts set insertions (per-cgroup files x (depth + 1)); its cost is the once row minus the --no-collector.subtree row"
 echo
 echo "| what | command | best wall (s) | median wall (s) | CPU user+sys (s) | wall vs floor | CPU vs floor |"
 echo "|---|---|---:|---:|---:|---:|---:|"
 row "floor: open + cachestat + close" '`tests/bench/floor.c LIST`' floor
 row "floor, its loop alone" '(timed inside)' floor_loop
 row "exporter, one scan" '`cachestat_exporter --once`' once
+row "exporter, one scan without subtree totals" '`--once --no-collector.subtree`' once_flat
 row "exporter, its cachestat collector alone" '(cachestat_scrape_collector_duration_seconds)' scan
 row "exporter daemon, a scrape" '`curl /metrics`' scrape
 if [ -n "$base_bin" ]; then
