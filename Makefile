@@ -17,9 +17,10 @@ SUITES = \
 	hardening='tests/integration/hardening.sh' \
 	dashboards='dashboards/check.sh' \
 	deploy='deploy/check.sh' \
+	package='scripts/check-package.sh' \
 	e2e='tests/e2e/run.sh'
 
-.PHONY: all exporter deps test mutate kernel kernel-test kernel-bench kernel-ab bench-exporter demo fuzz loadtest clean
+.PHONY: all exporter deps deb test mutate kernel kernel-test kernel-bench kernel-ab bench-exporter demo fuzz loadtest clean
 
 all: exporter
 
@@ -31,6 +32,10 @@ deps:
 
 test: deps
 	scripts/run-suites.sh $(SUITES)
+
+# The Debian package of the working tree, lintian-checked, under $(BUILD_ROOT)/deb.
+deb: deps
+	scripts/build-deb.sh
 
 # Each mutation of scripts/mutations.txt, one at a time, must make a test fail.
 mutate: deps
