@@ -7,7 +7,7 @@
 #  - versions from git tags (scripts/lib-version.sh), in a scratch repository: before a tag,
 #    at it, after it, with uncommitted changes;
 #  - --version names the cachestat form the running kernel serves;
-#  - the unit runs as the user that postinst creates;
+#  - the unit runs as the user that postinst creates; the DaemonSet names the image of make image;
 #  - `make deb` (scripts/build-deb.sh) builds, lintian reports no error and no warning, and the
 #    .deb holds the binary, the unit, /etc/default as a conffile, the man page; its binary says
 #    the package's version.
@@ -92,6 +92,11 @@ else
 	check "--version on Linux $(uname -r) says seed or none (says '$abi')" test "$abi" = seed -o "$abi" = none
 fi
 
+# --- the image's name ----------------------------------------------------------------------
+image=$(sed -n 's/^ *image: *//p' deploy/kubernetes/daemonset.yaml)
+eq "the DaemonSet runs the image of make image, tagged with the newest release" "$image" \
+	"localhost/cachestat-exporter:$md"
+
 # --- the unit and the system user -------------------------------------------------------------
 user=$(sed -n 's/^User=//p' deploy/systemd/cachestat-exporter.service)
 sed -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' debian/cachestat-exporter.postinst >"$tmp/postinst"
@@ -103,6 +108,7 @@ for f in service default; do
 done
 
 # --- the package ------------------------------------------------------------------------------
+head=$(git rev-parse --short=12 HEAD)
 if ! scripts/build-deb.sh >"$tmp/out" 2>&1; then
 	ko "make deb: builds and lintian reports no error and no warning"
 	finish
@@ -122,5 +128,5 @@ dpkg-deb -x "$pkg" "$tmp/root"
 version=$(dpkg-deb -f "$pkg" Version)
 got=$("$tmp/root/usr/bin/cachestat_exporter" --version | head -n 1)
 eq "the packaged binary's --version" "$got" \
-	"cachestat_exporter version $version (revision $(git rev-parse --short=12 HEAD))"
+	"cachestat_exporter version $version (revision $head)"
 finish
