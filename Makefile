@@ -20,7 +20,7 @@ SUITES = \
 	package='scripts/check-package.sh' \
 	e2e='tests/e2e/run.sh'
 
-.PHONY: all exporter deps deb image test mutate kernel kernel-test kernel-bench kernel-ab bench-exporter demo fuzz loadtest clean
+.PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab bench-exporter demo fuzz loadtest clean
 
 all: exporter
 
@@ -36,6 +36,10 @@ test: deps
 # The Debian package of the working tree, lintian-checked, under $(BUILD_ROOT)/deb.
 deb: deps
 	scripts/build-deb.sh
+
+# That package installed, reinstalled and purged in a bare bookworm chroot (debootstrap).
+deb-install-test: deps
+	scripts/check-deb-install.sh
 
 # An OCI image from scratch, out of that package and its libraries' Debian packages (buildah).
 image: deps
