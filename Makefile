@@ -18,7 +18,8 @@ SUITES = \
 	dashboards='dashboards/check.sh' \
 	deploy='deploy/check.sh' \
 	package='scripts/check-package.sh' \
-	e2e='tests/e2e/run.sh'
+	e2e='tests/e2e/run.sh' \
+	spdx='scripts/check-spdx.sh'
 
 .PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab bench-exporter demo fuzz loadtest clean
 
