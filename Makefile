@@ -18,9 +18,11 @@ SUITES = \
 	hardening='tests/integration/hardening.sh' \
 	dashboards='dashboards/check.sh' \
 	deploy='deploy/check.sh' \
-	e2e='tests/e2e/run.sh'
+	package='scripts/check-package.sh' \
+	e2e='tests/e2e/run.sh' \
+	spdx='scripts/check-spdx.sh'
 
-.PHONY: all exporter deps test mutate kernel kernel-test kernel-bench kernel-ab bench-exporter demo fuzz loadtest clean
+.PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab bench-exporter demo fuzz loadtest clean
 
 all: exporter
 
@@ -32,6 +34,18 @@ deps:
 
 test: deps
 	scripts/run-suites.sh $(SUITES)
+
+# The Debian package of the working tree, lintian-checked, under $(BUILD_ROOT)/deb.
+deb: deps
+	scripts/build-deb.sh
+
+# That package installed, reinstalled and purged in a bare bookworm chroot (debootstrap).
+deb-install-test: deps
+	scripts/check-deb-install.sh
+
+# An OCI image from scratch, out of that package and its libraries' Debian packages (buildah).
+image: deps
+	scripts/build-image.sh
 
 # Each mutation of scripts/mutations.txt, one at a time, must make a test fail.
 mutate: deps

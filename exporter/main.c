@@ -316,6 +316,19 @@ static int parse_plain_flag(int c, const char *arg, struct args *a)
 	}
 }
 
+/* The version, and which cachestat(2) forms the running kernel serves (the probe's answer). */
+static void print_version(void)
+{
+	struct pagecache pc;
+	int r = pagecache_probe_default(&pc);
+
+	printf("cachestat_exporter version %s (revision %s)\n", meta.version, meta.revision);
+	if (r < 0)
+		printf("kernel cachestat: none (probe failed: %s)\n", strerror(-r));
+	else
+		printf("kernel cachestat: %s\n", pagecache_abi_name(pc.abi));
+}
+
 /* One flag. Returns 0, 1 when the program should exit with success (help, version), -EINVAL. */
 static int parse_flag(int c, const char *arg, struct args *a)
 {
@@ -331,7 +344,7 @@ static int parse_flag(int c, const char *arg, struct args *a)
 		}
 		return 0;
 	case OPT_VERSION:
-		printf("cachestat_exporter version %s (revision %s)\n", meta.version, meta.revision);
+		print_version();
 		return 1;
 	case 'h':
 		usage(stdout);
