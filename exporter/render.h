@@ -40,6 +40,8 @@ void render_family(FILE *out, const char *name, const char *type, const char *he
 void render_sample_open(FILE *out, const char *name, const struct snap_cgroup *cg);
 void render_sample_label(FILE *out, const char *key, const char *value);
 void render_sample_close(FILE *out, uint64_t value);
+/* The same for a count of microseconds, written in seconds with every digit (no rounding). */
+void render_sample_close_micros(FILE *out, uint64_t us);
 /* name{cgroup="..."} value */
 void render_cgroup_sample(FILE *out, const char *name, const struct snap_cgroup *cg, uint64_t value);
 
