@@ -56,7 +56,12 @@ static int fstat_fd(int fd, struct stat *st)
 
 static void skip(struct files_ctx *ctx, enum skip_reason r)
 {
+	int err = errno;
+
 	ctx->skipped[r]++;
+	if (ctx->on_skip)
+		ctx->on_skip(ctx, r, err);
+	errno = err;
 }
 
 static enum skip_reason skip_reason_of(int err)
@@ -400,6 +405,7 @@ int files_scan_pid(struct files_ctx *ctx, pid_t pid)
 {
 	int r;
 
+	ctx->pid = pid;
 	r = scan_proc_dir(ctx, pid, "fd");
 	if (r < 0 && r != -ENOENT && r != -ESRCH && r != -EACCES && r != -EPERM)
 		return r;
@@ -638,6 +644,7 @@ int files_scan_path(struct files_ctx *ctx, const char *pattern)
 	glob_t g;
 	int r;
 
+	ctx->pid = 0;
 	if (!config_path_is_glob(pattern))
 		return scan_one_path(ctx, pattern, false);
 

@@ -46,6 +46,13 @@ struct files_ctx {
 	uint64_t deadline_ns;        /* CLOCK_MONOTONIC; 0 for none */
 	bool timed_out;              /* set once the deadline passed */
 	uint64_t skipped[_SKIP_MAX]; /* added to by every call */
+
+	pid_t pid; /* the process files_scan_pid() is at; 0 for configured paths */
+	/*
+	 * Optional: called with every skip counted, err the errno of the refused call (stale where
+	 * the reason is no failed call: not_regular, a budget spent, an inode that changed).
+	 */
+	void (*on_skip)(struct files_ctx *ctx, enum skip_reason r, int err);
 };
 
 /* Monotonic clock in nanoseconds. */

@@ -46,7 +46,7 @@ static int setup(void **state)
 	if (system(cmd) != 0)
 		return -1;
 	write_file("svc/memory.pressure",
-		   "some avg10=12.50 avg60=3.10 avg300=0.70 total=83000123\n"
+		   "some avg10=12.50 avg60=3.10 avg300=0.70 total=83456789\n"
 		   "full avg10=4.00 avg60=1.00 avg300=0.20 total=1000007\n");
 	write_file("idle/memory.pressure",
 		   "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
@@ -101,7 +101,7 @@ static void test_pressure(void **state)
 	(void)state;
 	assert_non_null(strstr(t, "# TYPE cachestat_cgroup_memory_pressure_some_seconds_total counter\n"
 				  "cachestat_cgroup_memory_pressure_some_seconds_total{cgroup=\"/idle\"} 0.000000\n"
-				  "cachestat_cgroup_memory_pressure_some_seconds_total{cgroup=\"/svc\"} 83.000123\n"));
+				  "cachestat_cgroup_memory_pressure_some_seconds_total{cgroup=\"/svc\"} 83.456789\n"));
 	assert_non_null(strstr(t, "# TYPE cachestat_cgroup_memory_pressure_full_seconds_total counter\n"
 				  "cachestat_cgroup_memory_pressure_full_seconds_total{cgroup=\"/idle\"} 0.000000\n"
 				  "cachestat_cgroup_memory_pressure_full_seconds_total{cgroup=\"/svc\"} 1.000007\n"));
