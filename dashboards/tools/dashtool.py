@@ -75,6 +75,12 @@ REQUIRED_QUERIES = [
     ("top files by recently evicted bytes", r"topk\(\s*\d+\s*,\s*cachestat_file_recently_evicted_bytes\{"),
     ("exporter scrape duration", r"\bcachestat_scrape_collector_duration_seconds\{"),
     ("exporter skipped files", r"\bcachestat_files_skipped_total\{"),
+    ("memory.current against memory.high and memory.max",
+     r"\bcachestat_cgroup_memory_current_bytes\{(?s:.*)\bcachestat_cgroup_memory_high_bytes\{(?s:.*)"
+     r"\bcachestat_cgroup_memory_max_bytes\{"),
+    ("memory PSI some and full", r"rate\(\s*cachestat_cgroup_memory_pressure_some_seconds_total\{(?s:.*)"
+     r"rate\(\s*cachestat_cgroup_memory_pressure_full_seconds_total\{"),
+    ("memory.events per second", r"rate\(\s*cachestat_cgroup_memory_events_total\{"),
 ]
 
 
