@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #include "files.h"
 #include "registry.h"
 #include "render.h"
+#include "skiplog.h"
 #include "util.h"
 
 struct cachestat_scan {
@@ -22,7 +24,51 @@ struct cachestat_scan {
 	uint64_t scan_budget; /* files left of max_files_per_scan */
 	struct snap_cgroup *cur;
 	struct cachestat_cgroup *sum;
+	pid_t comm_pid;       /* whose comm is in comm; 0: none yet */
+	char comm[32];
 };
+
+/* /proc/PID/comm of the process the scan is at, read once per process; NULL if unknown. */
+static const char *scan_comm(struct cachestat_scan *cs, pid_t pid)
+{
+	_cleanup_free_ char *buf = NULL;
+	char rel[32];
+	size_t len;
+
+	if (pid <= 0)
+		return NULL;
+	if (cs->comm_pid != pid) {
+		cs->comm_pid = pid;
+		cs->comm[0] = '\0';
+		snprintf(rel, sizeof(rel), "%d/comm", (int)pid);
+		if (read_file_at(cs->files.procfs_fd, rel, &buf, &len) >= 0)
+			snprintf(cs->comm, sizeof(cs->comm), "%.*s", (int)strcspn(buf, "\n"), buf);
+	}
+	return cs->comm[0] ? cs->comm : NULL;
+}
+
+/* A skipped file to the debug log (skiplog rate limits it); call and e when known. */
+static void note_skip(struct cachestat_scan *cs, enum skip_reason r, int err, const char *call,
+		      const struct files_entry *e)
+{
+	const struct skiplog_event ev = {
+		.pid = cs->files.pid,
+		.comm = scan_comm(cs, cs->files.pid),
+		.cgroup = cs->cur ? cs->cur->name : NULL,
+		.file = e ? (e->path ? e->path : e->proc_link) : NULL,
+		.reason = r,
+		.err = err,
+		.call = call,
+	};
+
+	skiplog_note(&ev);
+}
+
+/* files' skip hook: errno means something only where a call failed (eperm, error). */
+static void files_skipped(struct files_ctx *fc, enum skip_reason r, int err)
+{
+	note_skip(fc->userdata, r, r == SKIP_EPERM || r == SKIP_ERROR ? err : 0, NULL, NULL);
+}
 
 /* files' visitor: one cachestat call per open file. */
 static int visit_file(struct files_ctx *fc, const struct files_entry *e)
@@ -35,9 +81,13 @@ static int visit_file(struct files_ctx *fc, const struct files_entry *e)
 
 	r = pagecache_stat(cs->scan->pc, e->fd, &st);
 	if (r < 0) {
-		fc->skipped[r == -EPERM	       ? SKIP_EPERM
-			    : r == -EOPNOTSUPP ? SKIP_UNSUPPORTED
-					       : SKIP_ERROR]++;
+		enum skip_reason why = r == -EPERM	  ? SKIP_EPERM
+				       : r == -EOPNOTSUPP ? SKIP_UNSUPPORTED
+							  : SKIP_ERROR;
+
+		fc->skipped[why]++;
+		if (fc->on_skip)
+			note_skip(cs, why, -r, "cachestat", e);
 		return 0;
 	}
 	file = (struct snap_file){
@@ -82,6 +132,7 @@ static int scan_begin(struct collect_scan *scan, size_t idx, void **ret_state)
 		.deadline_ns = files_now_ns() + (uint64_t)(scan->cfg->max_scan_seconds * 1e9),
 		/* half an equal share of the time is kept for every cgroup; the rest is first come */
 		.reserve_ns = (uint64_t)(scan->cfg->max_scan_seconds * 1e9) / (2 * (scan->n_cgroups + 1)),
+		.on_skip = skiplog_enabled() ? files_skipped : NULL,
 	};
 	cs->files.procfs_fd = open(scan->procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cs->files.procfs_fd < 0) {
@@ -189,6 +240,8 @@ static void scan_end(struct collect_scan *scan, void *state)
 		scan_fail(scan, cs->idx);
 	}
 	memcpy(scan->snap->skipped, cs->files.skipped, sizeof(scan->snap->skipped));
+	if (cs->files.on_skip)
+		skiplog_flush();
 	closep(&cs->files.procfs_fd);
 	files_ctx_done(&cs->files);
 	free(cs);

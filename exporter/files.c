@@ -57,7 +57,12 @@ static int fstat_fd(int fd, struct stat *st)
 
 static void skip(struct files_ctx *ctx, enum skip_reason r)
 {
+	int err = errno;
+
 	ctx->skipped[r]++;
+	if (ctx->on_skip)
+		ctx->on_skip(ctx, r, err);
+	errno = err;
 }
 
 static enum skip_reason skip_reason_of(int err)
@@ -650,6 +655,7 @@ int files_scan_pid(struct files_ctx *ctx, pid_t pid)
 	char name[16];
 	int r;
 
+	ctx->pid = pid;
 	if (files_stopped(ctx))
 		return 0;
 	snprintf(name, sizeof(name), "%d", (int)pid);
@@ -956,6 +962,7 @@ int files_scan_path(struct files_ctx *ctx, const char *pattern)
 	glob_t g;
 	int r;
 
+	ctx->pid = 0;
 	if (!config_path_is_glob(pattern))
 		return scan_one_path(ctx, pattern, false);
 	/* glob() reads the directories it matches in: not on an excluded file system */

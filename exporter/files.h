@@ -49,6 +49,13 @@ struct files_ctx {
 	uint64_t skipped[_SKIP_MAX]; /* added to by every call */
 	char self_userns[64];        /* our user namespace, to judge others' capabilities */
 	int self_fd_dir;             /* /proc/self/fd, opened at the first reopen; 0: not yet */
+
+	pid_t pid; /* the process files_scan_pid() is at; 0 for configured paths */
+	/*
+	 * Optional: called with every skip counted, err the errno of the refused call (stale where
+	 * the reason is no failed call: not_regular, a budget spent, an inode that changed).
+	 */
+	void (*on_skip)(struct files_ctx *ctx, enum skip_reason r, int err);
 };
 
 /* Monotonic clock in nanoseconds. */

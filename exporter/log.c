@@ -23,6 +23,11 @@ int log_set_level(const char *name)
 	return -EINVAL;
 }
 
+bool log_enabled(enum log_level level)
+{
+	return level >= min_level;
+}
+
 void log_msg(enum log_level level, const char *fmt, ...)
 {
 	char line[4096], ts[40];

@@ -6,6 +6,8 @@
  */
 #pragma once
 
+#include <stdbool.h>
+
 enum log_level {
 	LOG_LEVEL_DEBUG,
 	LOG_LEVEL_INFO,
@@ -15,6 +17,8 @@ enum log_level {
 
 /* Returns 0, or -EINVAL for a name that is not debug, info, warn or error. */
 int log_set_level(const char *name);
+/* Whether a line of this level is written. */
+bool log_enabled(enum log_level level);
 
 __attribute__((format(printf, 2, 3))) void log_msg(enum log_level level, const char *fmt, ...);
 

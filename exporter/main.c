@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "config.h"
 #include "http.h"
 #include "log.h"
+#include "skiplog.h"
 #include "pagecache.h"
 #include "privs.h"
 #include "registry.h"
@@ -607,6 +609,31 @@ static int resolve_cgroup_root(struct args *a, struct collector_options *co)
 	return 0;
 }
 
+/*
+ * --log.level=debug: a line per skipped file, rate limited by skiplog. The errno's name says
+ * which refusal it was (EACCES: a permission check on the file or /proc/PID; EPERM: ptrace
+ * access or cachestat(2) itself).
+ */
+static void log_skip(const struct skiplog_event *ev, uint64_t suppressed)
+{
+	char err[96] = "", more[80] = "";
+
+	if (ev->summary) {
+		log_debug("file skipped: reason=%s: %" PRIu64 " more lines suppressed in this scan",
+			  skip_reason_name(ev->reason), suppressed);
+		return;
+	}
+	if (ev->err > 0)
+		snprintf(err, sizeof(err), " errno=%s (%s)", strerrorname_np(ev->err) ?: "?",
+			 strerror(ev->err));
+	if (suppressed)
+		snprintf(more, sizeof(more), " (%" PRIu64 " lines suppressed before this one)", suppressed);
+	log_debug("file skipped: reason=%s%s%s%s pid=%d comm=%s cgroup=%s file=%s%s",
+		  skip_reason_name(ev->reason), err, ev->call ? " call=" : "", ev->call ? ev->call : "",
+		  (int)ev->pid, ev->comm ? ev->comm : "-", ev->cgroup ? ev->cgroup : "-",
+		  ev->file ? ev->file : "-", more);
+}
+
 /* The config, the cachestat probe and the cgroup mount, into a collector. Logs why not. */
 static int make_collector(struct args *a, struct collector **ret)
 {
@@ -626,6 +653,8 @@ static int make_collector(struct args *a, struct collector **ret)
 	if (r < 0)
 		return r;
 	memcpy(co.enable, a->enable, sizeof(co.enable));
+	if (log_enabled(LOG_LEVEL_DEBUG))
+		skiplog_set_sink(log_skip);
 	r = collector_new(&co, &pc, TAKE_PTR(cfg), ret);
 	if (r < 0)
 		log_error("cannot set up the collector: %s", strerror(-r));

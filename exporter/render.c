@@ -77,6 +77,11 @@ void render_sample(FILE *out, const char *name, uint64_t value)
 	fprintf(out, "%s %" PRIu64 "\n", name, value);
 }
 
+void render_sample_close_micros(FILE *out, uint64_t us)
+{
+	fprintf(out, "} %" PRIu64 ".%06" PRIu64 "\n", us / 1000000, us % 1000000);
+}
+
 void render_cgroup_sample(FILE *out, const char *name, const struct snap_cgroup *cg, uint64_t value)
 {
 	render_sample_open(out, name, cg);

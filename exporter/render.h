@@ -45,6 +45,8 @@ void render_sample_label_clean(FILE *out, const char *key, const char *clean);
 void render_sample_close(FILE *out, uint64_t value);
 /* name value: a node-level sample, without labels */
 void render_sample(FILE *out, const char *name, uint64_t value);
+/* The same for a count of microseconds, written in seconds with every digit (no rounding). */
+void render_sample_close_micros(FILE *out, uint64_t us);
 /* name{cgroup="..."} value */
 void render_cgroup_sample(FILE *out, const char *name, const struct snap_cgroup *cg, uint64_t value);
 

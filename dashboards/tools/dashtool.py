@@ -75,6 +75,12 @@ REQUIRED_QUERIES = [
     ("top files by recently evicted bytes", r"topk\(\s*\d+\s*,\s*cachestat_file_recently_evicted_bytes\{"),
     ("exporter scrape duration", r"\bcachestat_scrape_collector_duration_seconds\{"),
     ("exporter skipped files", r"\bcachestat_files_skipped_total\{"),
+    ("memory.current against memory.high and memory.max",
+     r"\bcachestat_cgroup_memory_current_bytes\{(?s:.*)\bcachestat_cgroup_memory_high_bytes\{(?s:.*)"
+     r"\bcachestat_cgroup_memory_max_bytes\{"),
+    ("memory PSI some and full", r"rate\(\s*cachestat_cgroup_memory_pressure_some_seconds_total\{(?s:.*)"
+     r"rate\(\s*cachestat_cgroup_memory_pressure_full_seconds_total\{"),
+    ("memory.events per second", r"rate\(\s*cachestat_cgroup_memory_events_total\{"),
 ]
 
 
@@ -423,6 +429,31 @@ def cmd_rules(args):
         if not rule.get("for"):
             problems.append("%s: no for:" % name)
     report.check("every alert has severity, summary, description and for", problems)
+    # runbook_url: the path of the alert's page from the repository's root, and the page exists.
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    problems = []
+    for name, rule in alerts.items():
+        url = (rule.get("annotations") or {}).get("runbook_url", "")
+        if url != "docs/runbooks/%s.md" % name or not os.path.isfile(os.path.join(top, url)):
+            problems.append("%s: runbook_url %r is not an existing docs/runbooks/%s.md" % (name, url, name))
+    report.check("every alert has a runbook_url to its page in docs/runbooks/", problems)
+    # A job selector: in the expression, or in every recording rule it reads.
+    recs = {r["record"]: r.get("expr", "") for path in args.rule_files
+            for g in (load_yaml(path) or {}).get("groups", []) for r in g.get("rules", [])
+            if r.get("record")}
+    selected, grown = set(), True
+    while grown:  # a rule that reads a selected rule is selected
+        new = {n for n, e in recs.items() if n not in selected and
+               ('job=~"cachestat.*"' in e or any(re.search(r"\b%s\b" % re.escape(x), e) for x in selected))}
+        selected |= new
+        grown = bool(new)
+    problems = []
+    for name, rule in alerts.items():
+        expr = rule.get("expr", "")
+        if 'job=~"cachestat.*"' not in expr and not any(re.search(r"\b%s\b" % re.escape(x), expr)
+                                                          for x in selected):
+            problems.append("%s: no job selector" % name)
+    report.check("every alert selects the exporter's job", problems)
     report.check("recording rule names follow level:metric:operations",
                  [r for r in records if not re.fullmatch(r"[a-z_]+:cachestat_[a-z0-9_]+:[a-z0-9_]+", r)])
 

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* libFuzzer target: the memory.events and memory.pressure parsers, on any bytes. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "cgstat.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct cgstat_events ev;
+	struct cgstat_psi psi;
+
+	if (cgstat_parse_events((const char *)data, size, &ev) == 0 &&
+	    (ev.present >> _CGSTAT_EVENT_MAX) != 0)
+		abort();
+	if (cgstat_parse_psi((const char *)data, size, &psi) == 0 &&
+	    (psi.present >> _CGSTAT_PSI_MAX) != 0)
+		abort();
+	return 0;
+}
