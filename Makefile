@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cachestat_exporter: one entry point for building, testing and demonstrating every part.
 # Large build outputs (kernel trees, guest images) are cached under BUILD_ROOT, outside the repository.
 

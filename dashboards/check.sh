@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks the Grafana dashboard and the Prometheus rules of dashboards/:
 #  - every rule file loads (promtool check rules) and its unit tests pass (promtool test rules);
 #  - alerts follow the naming, label and annotation conventions and each has a firing and a quiet test;

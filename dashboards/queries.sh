@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Prints every PromQL expression of the cachestat dashboard, one per line, with the dashboard's
 # variables substituted, so that a test can ask a Prometheus whether each returns data.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Validates every deployment file of the project:
 #  - yamllint (deploy/.yamllint) over every YAML file under deploy/ and dashboards/;
 #  - `cloud-init schema` over the cloud-config files in deploy/cloud-init/;

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Why most of this reads cgroupfs directly rather than through libcgroup (2.0 in bookworm):
  * libcgroup resolves a cgroup by name against the hierarchies it found in /proc/mounts at

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cgroups: the cgroup tree below --path.cgroupfs (cgroup v2, or the v1 memory hierarchy on a
  * hybrid host) and the processes of each cgroup. Never logs; returns -errno.

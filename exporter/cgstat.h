@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cgstat: parsers of a cgroup v2's memory.events (flat keyed: "key value" per line) and
  * memory.pressure (PSI: "some|full avg10=.. avg60=.. avg300=.. total=USEC"). They take a

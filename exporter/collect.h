@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * collect: one scan of the cgroup tree into a snapshot, running the registered collectors
  * (registry.h) over each cgroup. Concurrent callers share the scan in progress: the ones that

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The cachestat collector: finds each cgroup's files (files.h), asks cachestat(2) about each
  * and sums per cgroup. Offers every counted file to the collectors with a file_counted hook.

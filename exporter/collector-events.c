@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The events collector: a cgroup's memory.events, the times it was reclaimed under memory.low
  * protection (low), throttled over memory.high (high), hit memory.max (max), ran out of memory

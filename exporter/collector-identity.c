@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The identity collector: cachestat_cgroup_info{cgroup, systemd_slice, systemd_unit,
  * container_runtime, container_id, pod_uid, pod_qos} 1, one series per cgroup, the labels read

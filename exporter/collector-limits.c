@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The limits collector: a cgroup's memory.current, memory.high and memory.max, each one number
  * in bytes, or "max" for no limit (left out rather than exported as a number).

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The memstat collector: a cgroup's memory.stat and memory.numa_stat, read with memstat.h. */
 #pragma once
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The perfile collector: the top N files of each cgroup from the cachestat collector's scan. */
 #pragma once
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The pressure collector: the totals of a cgroup's memory.pressure (PSI), the time some task
  * (some) or every non-idle task at once (full) stalled waiting for memory, as counters of

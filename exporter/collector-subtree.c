@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Subtree totals without a second scan. The walk is depth first, parents before children, each
  * subtree whole before the next sibling (cgroups.h), so the cgroups whose subtree is still open

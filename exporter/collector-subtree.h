@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The subtree collector: for every cgroup with children, the union of the files the cachestat
  * collector counted in it and below it, each inode once; and, on the root, the node's page

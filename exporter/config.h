@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * config: the --config.file JSON (see docs/design.md). Parses from a buffer; errors come back as a
  * message naming the file and the line and column (syntax) or the key (meaning). Never logs.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * creds: whether a process could have learnt the page cache state of a file itself, decided
  * from what it holds (its descriptor's open mode, or its mapping) and its credentials against

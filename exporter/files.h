@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * files: finds the regular files of a cgroup (open by its processes, mapped by them, or named
  * by the config), deduplicates them by (device, inode) and hands each, opened read-only, to a

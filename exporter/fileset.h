@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fileset: the set of (device, inode) pairs already counted for a cgroup, so that a file open
  * by many processes, mapped several times or also named by the config counts once.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fstypes: which files sit on a file system the scan must not touch (network and FUSE file
  * systems, by default: a stopped FUSE daemon or a dead NFS server makes every stat, open,

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Reads the cachestat Grafana dashboard and its Prometheus rules for the checks.
 
 Subcommands:

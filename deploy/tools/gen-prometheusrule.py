@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the PrometheusRule of deploy/kubernetes/ from the rule files of dashboards/rules/.
 
 The rule files stay the one source of the rules: this prints them, every group of every file

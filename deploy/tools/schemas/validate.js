@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Validates Kubernetes manifests against the OpenAPI schemas of Kubernetes (kubernetes-models)
 // and the Prometheus Operator's CRDs (@kubernetes-models/prometheus-operator), for deploy/check.sh.
 //
