@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "overlay.h"
 #include "util.h"
 
 /* Directory trees deeper than this are cut (each level holds two descriptors). */
@@ -127,6 +128,53 @@ static int claim(struct files_ctx *ctx, const struct stat *st)
 }
 
 /*
+ * A file on overlayfs: cachestat(2) of the overlay inode sees no pages (they are on the real
+ * upper or lower inode), so the real file is visited in its place, deduplicated by its own
+ * (dev, ino); one that cannot be found for sure is skipped, never counted as a zero.
+ */
+static int visit_overlay(struct files_ctx *ctx, const struct files_entry *e)
+{
+	char link[64], name[PATH_MAX];
+	_cleanup_close_ int fd = -1;
+	struct files_entry real = *e;
+	struct stat st;
+	int pid = 0, r;
+	ssize_t n;
+
+	/* the path as the kernel prints it for our descriptor: the process's, for its files */
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", e->fd);
+	n = readlink(link, name, sizeof(name) - 1);
+	if (n < 0) {
+		skip(ctx, SKIP_OVERLAY_UNRESOLVED);
+		return 0;
+	}
+	name[n] = '\0';
+	if (e->proc_link && sscanf(e->proc_link, "%d/", &pid) != 1)
+		pid = 0;
+	r = overlay_resolve(ctx->procfs_fd, pid, name, e->fd, e->st, &fd, &st);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		skip(ctx, r == -ESRCH ? SKIP_VANISHED : SKIP_OVERLAY_UNRESOLVED);
+		return 0;
+	}
+	r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	if (r <= 0)
+		return r;
+	real.fd = fd;
+	real.st = &st;
+	return ctx->visit(ctx, &real);
+}
+
+/* Hands an open regular file to the visitor. */
+static int visit_open(struct files_ctx *ctx, const struct files_entry *e)
+{
+	if (overlay_is_overlay(e->fd, e->st))
+		return visit_overlay(ctx, e);
+	return ctx->visit(ctx, e);
+}
+
+/*
  * Opens dirfd/name, checks it is the regular file expect describes (when given: the caller
  * deduplicated it already) and visits it. The descriptor is closed before returning.
  */
@@ -163,7 +211,7 @@ static int visit_file(struct files_ctx *ctx, int dirfd, const char *name, int ex
 			return 0;
 	}
 	e = (struct files_entry){ .fd = fd, .st = &st, .path = path, .proc_link = proc_link };
-	return ctx->visit(ctx, &e);
+	return visit_open(ctx, &e);
 }
 
 bool files_map_files_closed(int err)
@@ -235,7 +283,7 @@ static int visit_getfd(struct files_ctx *ctx, int pidfd, int targetfd, const cha
 		return r;
 	ctx->budget--;
 	e = (struct files_entry){ .fd = fd, .st = &st, .proc_link = proc_link };
-	return ctx->visit(ctx, &e);
+	return visit_open(ctx, &e);
 }
 
 /* A descriptor number as /proc/PID/fd names it. */

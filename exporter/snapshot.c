@@ -13,6 +13,7 @@ static const char *const skip_names[_SKIP_MAX] = {
 	[SKIP_NOT_FOUND] = "not_found",
 	[SKIP_UNSUPPORTED] = "unsupported",
 	[SKIP_ERROR] = "error",
+	[SKIP_OVERLAY_UNRESOLVED] = "overlay_unresolved",
 };
 
 const char *skip_reason_name(enum skip_reason r)

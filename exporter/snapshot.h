@@ -21,6 +21,8 @@ enum skip_reason {
 	SKIP_NOT_FOUND,   /* a configured path that does not exist */
 	SKIP_UNSUPPORTED, /* cachestat says EOPNOTSUPP (hugetlbfs) */
 	SKIP_ERROR,       /* any other error */
+	SKIP_OVERLAY_UNRESOLVED, /* on overlayfs, and its real (upper or lower) file not found
+				    for sure: its pages are there, not on the overlay inode */
 	_SKIP_MAX,
 };
 

@@ -7,6 +7,8 @@
 # same question about warm files. Prints one table: the exporter's full scan (--once, and a
 # timed scrape of the daemon), the floor (open + cachestat + close over the same files, see
 # floor.c), vmtouch and fincore (both mincore-based), and the exporter's peak RSS.
+# Then files on overlayfs, reported apart: one cgroup's files read through an overlay whose
+# lower layer is that cgroup's directory, against the floor over the same (real) files.
 # BENCH_BASELINE=/path/to/another/cachestat_exporter adds its --once and scrape rows to the same
 # rounds, to compare two builds under the same load.
 set -euo pipefail
@@ -68,6 +70,8 @@ cleanup() {
 	for p in "${holders[@]}" $daemon $base_daemon; do while kill -0 "$p" 2>/dev/null; do sleep 0.05; done; done
 	for c in $(seq 0 $((n_cgroups - 1))); do rmdir "$parent/cg$c" 2>/dev/null || true; done
 	rmdir "$parent" 2>/dev/null || true
+	umount "$work/ovl/m" 2>/dev/null || true
+	rmdir "$parent-ovl/ovl" "$parent-ovl" 2>/dev/null || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -206,3 +210,48 @@ row "vmtouch (mincore)" '`vmtouch -q TREE`' vmtouch
 row "fincore (mincore)" '`xargs fincore -b -n -o RES < LIST`' fincore
 echo
 echo "exporter peak RSS: --once $((ex_rss / 1024)) MiB ($ex_rss KiB); daemon after $((runs + 1)) scrapes $((daemon_rss / 1024)) MiB ($daemon_rss KiB)"
+
+# ---- files on overlayfs: the real file is looked up through the layers ----
+ovl=$work/ovl
+mkdir -p "$ovl/u" "$ovl/w" "$ovl/m"
+if ! mount -t overlay overlay -o "lowerdir=$tree/cg0,upperdir=$ovl/u,workdir=$ovl/w" "$ovl/m"; then
+	echo
+	echo "overlay: cannot mount overlayfs here; no overlay figures"
+	exit 0
+fi
+mkdir "$parent-ovl" "$parent-ovl/ovl"
+python3 - "$parent-ovl/ovl" "$ovl/m" "$held_small" <<'PY' &
+import os, resource, sys, time, glob
+cg, d, nheld = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with open(f"{cg}/cgroup.procs", "w") as f:
+    f.write(str(os.getpid()))
+resource.setrlimit(resource.RLIMIT_NOFILE, (nheld + 200, nheld + 200))
+small = sorted(glob.glob(f"{d}/d*/f*"))[:nheld]
+large = sorted(glob.glob(f"{d}/large/*"))
+fds = [os.open(p, os.O_RDONLY) for p in small + large]
+time.sleep(3600)
+PY
+holders+=($!)
+for _ in $(seq 200); do
+	[ "$(ls "/proc/${holders[-1]}/fd" 2>/dev/null | wc -l)" -ge $((held_small + large_per_cgroup)) ] && break
+	sleep 0.05
+done
+echo "{ \"cgroups\": [ { \"match\": \"/ovl\", \"paths\": [\"$ovl/m\"] } ], \"limits\": { \"max_scan_seconds\": 120 } }" \
+	>"$work/ovl.json"
+grep "^$tree/cg0/" "$work/list" >"$work/ovl.list"
+for _ in $(seq "$runs"); do
+	timed ovl_floor "$work/floor" "$work/ovl.list"
+	timed ovl_once "$bin" --once --path.cgroupfs="$parent-ovl" --config.file="$work/ovl.json"
+done
+fw=$(best <<<"${wall[ovl_floor]}") fc=$(best <<<"${cpu[ovl_floor]}")
+ovl_files=$(awk '/^cachestat_cgroup_files\{/ { s += $2 } END { print s }' "$work/ovl_once.out")
+ovl_cached=$(awk '/^cachestat_cgroup_cached_bytes\{/ { s += $2 } END { print s }' "$work/ovl_once.out")
+ovl_unres=$(awk '/^cachestat_files_skipped_total\{reason="overlay_unresolved"\}/ { print $2 }' "$work/ovl_once.out")
+echo
+echo "files on overlayfs: $(wc -l <"$work/ovl.list") files of cg0 through an overlay (lower: its directory), held open (1,010) and walked by the config"
+echo "exporter counted $ovl_files files, $ovl_cached bytes cached, ${ovl_unres:-?} overlay_unresolved; floor $(cut -d' ' -f3 "$work/ovl_floor.out") bytes over the real files"
+echo
+echo "| what | command | best wall (s) | median wall (s) | CPU user+sys (s) | wall vs floor | CPU vs floor |"
+echo "|---|---|---:|---:|---:|---:|---:|"
+row "floor over the real files" '`tests/bench/floor.c LIST`' ovl_floor
+row "exporter, one scan through the overlay" '`cachestat_exporter --once`' ovl_once

@@ -25,6 +25,7 @@ int fuzz_config_one(const uint8_t *data, size_t size);
 int fuzz_memstat_one(const uint8_t *data, size_t size);
 int fuzz_label_one(const uint8_t *data, size_t size);
 int fuzz_identity_one(const uint8_t *data, size_t size);
+int fuzz_mountinfo_one(const uint8_t *data, size_t size);
 
 static size_t run_dir(const char *target, int (*one)(const uint8_t *, size_t))
 {
@@ -94,6 +95,12 @@ static void test_identity(void **state)
 	assert_true(run_dir("identity", fuzz_identity_one) > 0);
 }
 
+static void test_mountinfo(void **state)
+{
+	(void)state;
+	assert_true(run_dir("mountinfo", fuzz_mountinfo_one) > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -102,6 +109,7 @@ int main(void)
 		cmocka_unit_test(test_memstat),
 		cmocka_unit_test(test_label),
 		cmocka_unit_test(test_identity),
+		cmocka_unit_test(test_mountinfo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

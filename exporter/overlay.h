@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * overlay: finds the real file behind a file on overlayfs. cachestat(2) on an overlayfs file
+ * asks the overlay inode, whose mapping is empty: the page cache is on the upper or lower inode
+ * that overlayfs passes reads to. Given the descriptor the exporter holds and the path the
+ * process sees, this finds that inode through the mount's layers, the way overlayfs' own
+ * lookup goes (whiteouts, opaque and redirected directories, metacopy and data-only layers),
+ * checks that it is the same file and not a namesake, and opens it. Never logs.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* The layers of an overlayfs mount, as its super options in mountinfo name them. */
+struct overlay_layers {
+	char *upper;  /* NULL for a read-only overlay */
+	char **lower; /* top first: the layers that path lookups go through */
+	size_t n_lower;
+	char **data; /* data-only layers ("::" or datadir+): reached by a metacopy redirect only */
+	size_t n_data;
+	bool userxattr; /* the overlay's xattrs are user.overlay.*, not trusted.overlay.* */
+};
+
+/*
+ * Reads the layers from an overlay's super options as mountinfo prints them (still escaped):
+ * "lowerdir=" (":"-separated, "::" before the data-only ones, "\" escaping ":" and ","),
+ * "lowerdir+=" and "datadir+=" (one layer each, literal), "upperdir=". Returns 0, -EINVAL
+ * (no lower layer, a bad escape, an empty layer), -ENOMEM. ret is untouched on failure.
+ */
+int overlay_parse_layers(const char *super_options, struct overlay_layers *ret);
+void overlay_layers_done(struct overlay_layers *l);
+
+/* The layer roots a lookup goes through, open (O_PATH directories). */
+struct overlay_stack {
+	const int *fds; /* the upper layer (when there is one), the lowers top first, then data-only */
+	size_t n_merge; /* upper + lowers: path lookups go through these */
+	size_t n;       /* all of them */
+	bool upper;     /* fds[0] is the upper layer */
+	bool userxattr;
+};
+
+/*
+ * Finds the real file of relpath (relative to the overlay's root, "a/b/file") in the layers,
+ * the file that overlayfs reads the data of, and checks it against ovl, the overlay file's
+ * fstat (see overlay.c: size, mtime, mode, blocks, inode number). On success returns 0 and
+ * the real file open O_RDONLY|O_NONBLOCK|O_NOCTTY|O_CLOEXEC with its fstat. Returns -EXDEV when
+ * the file cannot be found for sure, -ENOMEM.
+ */
+int overlay_lookup(const struct overlay_stack *s, const char *relpath, const struct stat *ovl,
+		   int *ret_fd, struct stat *ret_st);
+
+/* Whether fd (whose fstat is st) is a file on overlayfs. Costs a syscall only for anonymous devices. */
+bool overlay_is_overlay(int fd, const struct stat *st);
+
+/*
+ * The real file behind fd, a file on overlayfs as process pid sees it at path (what
+ * /proc/PID/fd/N or /proc/PID/map_files/... reads; pid 0: the exporter's own view, path as
+ * it opened it), st its fstat. The mount comes from /proc/PID/mountinfo (the process's mount
+ * namespace), the layers are opened through /proc/PID/root (an overlay mounted inside a
+ * container), else through our own root, else /proc/1/root (a container's root file system,
+ * whose layers the runtime named in the host's namespace). procfs_fd is the procfs to read.
+ *
+ * Returns 0 with the real file open (O_RDONLY|O_NONBLOCK|O_NOCTTY|O_CLOEXEC) and its fstat in
+ * ret_fd and ret_st: its (dev, ino) is the file's identity for deduplication (a copied-up
+ * file is its upper inode; a lower file shared by two overlays is one inode). Errors:
+ * -EXDEV: the real file could not be found for sure (cachestat_files_skipped_total
+ *         {reason="overlay_unresolved"}; never count it as a zero),
+ * -ESRCH: the process is gone (vanished),
+ * -ENOMEM.
+ */
+int overlay_resolve(int procfs_fd, pid_t pid, const char *path, int fd, const struct stat *st,
+		    int *ret_fd, struct stat *ret_st);

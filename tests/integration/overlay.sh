@@ -1,0 +1,290 @@
+#!/usr/bin/env bash
+# Files read through overlayfs, on real overlay mounts of this machine: the exporter must
+# report the page cache of the real (upper or lower) file, which fincore (util-linux, mincore-
+# based, independent of the exporter) measures on that file, and skip what it cannot find for
+# sure (cachestat_files_skipped_total{reason="overlay_unresolved"}) rather than say 0.
+#
+# Cases, each in its own cgroup with a process holding the file open (or mapped): upper-only,
+# lower-only in the third of three lowers, copied-up, a namesake trap (the same path in a
+# lower, another file), a whiteout over a file still open (with a namesake in another lower),
+# an mmap without a descriptor, metacopy (renamed, so found through its redirect) and a data-
+# only lower where the kernel allows them, a container's root file system (pivot_root: the
+# layers are named in the host's namespace) and an overlay mounted inside a private mount
+# namespace (its layers exist only there). Then the daemon's capabilities: as nobody with the
+# four it keeps, metacopy (trusted.* xattrs unreadable) is skipped, not zero.
+# Prints "ok - ..." / "not ok - ..." per check and "N passed, N failed, N skipped" last.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${CACHESTAT_EXPORTER:-$top/exporter/cachestat_exporter}
+passed=0 failed=0 skipped=0
+mib=$((1 << 20))
+
+pass() { passed=$((passed + 1)); echo "ok - $*"; }
+fail() { failed=$((failed + 1)); echo "not ok - $*"; }
+skip() { skipped=$((skipped + 1)); echo "skip - $*"; }
+finish() {
+	echo "$passed passed, $failed failed, $skipped skipped"
+	[ "$failed" -eq 0 ]
+	exit
+}
+eq() { # eq DESCRIPTION GOT WANT
+	if [ "$2" = "$3" ]; then pass "$1 ($2)"; else fail "$1: got '$2', want '$3'"; fi
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+	skip "overlay: needs root to mount overlayfs and make cgroups"
+	finish
+fi
+for tool in jq busybox fincore unshare setpriv python3; do
+	if ! command -v "$tool" >/dev/null; then
+		skip "overlay: $tool is not installed (tests/integration/deps.txt)"
+		finish
+	fi
+done
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+parent=$cg2/cse-ov-$$
+if [ -z "$cg2" ] || ! mkdir "$parent" 2>/dev/null; then
+	skip "overlay: no writable cgroup v2"
+	finish
+fi
+
+work=$(mktemp -d /var/tmp/cse-ov.XXXXXX)
+mounts=() holders=()
+cleanup() {
+	local p m
+	for p in "${holders[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${holders[@]}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.05; done; done
+	for m in "${mounts[@]}"; do umount "$m" 2>/dev/null || true; done
+	for m in "$parent"/*/; do [ -d "$m" ] && rmdir "$m" 2>/dev/null; done
+	rmdir "$parent" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+if [ ! -x "$bin" ]; then
+	make -s -C "$top/exporter" >/dev/null
+fi
+
+# ---- helpers ----
+res() { fincore -b -n -o RES "$1" | tr -d ' '; }           # cached bytes, the oracle
+mkdata() { head -c "$2" /dev/urandom >"$1"; }              # mkdata FILE BYTES
+drop() { python3 -c 'import os,sys; fd=os.open(sys.argv[1],os.O_RDONLY); os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED)' "$1"; }
+ovmount() { # ovmount MERGED OPTIONS: mounts an overlay, remembered for the cleanup
+	mkdir -p "$1"
+	mount -t overlay overlay -o "$2" "$1" || return 1
+	mounts=("$1" "${mounts[@]}")
+}
+xattr() { python3 -c 'import os,sys; print(os.getxattr(sys.argv[1],sys.argv[2]) is not None)' "$1" "$2" 2>/dev/null; }
+# hold NAME COMMAND...: runs COMMAND (which ends up sleeping) in cgroup NAME
+hold() {
+	local name=$1
+	shift
+	mkdir "$parent/$name"
+	busybox sh -c 'echo $$ >"$1/cgroup.procs"; shift; exec "$@"' sh "$parent/$name" "$@" &
+	holders+=($!)
+}
+# open_hold NAME FILE: a process of cgroup NAME holds FILE open
+open_hold() { hold "$1" busybox sh -c 'exec 3<"$1"; exec busybox sleep 3600' sh "$2"; }
+wait_fd() { # wait_fd PID PATH: until the process has PATH open or mapped
+	local f
+	for _ in $(seq 100); do
+		grep -qF "$2" "/proc/$1/maps" 2>/dev/null && return 0
+		for f in /proc/"$1"/fd/*; do
+			case $(readlink "$f" 2>/dev/null) in *"$2"*) return 0 ;; esac
+		done
+		sleep 0.05
+	done
+	return 1
+}
+once() { # once OUT [setpriv args]: a scan of our subtree, as JSON
+	local out=$1
+	shift
+	"$@" "$bin" --once --format=json --path.cgroupfs="$parent" --config.file="$work/config.json" \
+		>"$out" 2>"$out.err" || true
+}
+file_cached() { # file_cached JSON CGROUP PATH: the per-file cached bytes, or "absent"
+	jq -r --arg c "/$2" --arg p "$3" '[.cgroups[] | select(.cgroup == $c) | .top_files[] |
+		select(.path == $p) | .cached_bytes] | if length == 0 then "absent" else .[0] end' "$1"
+}
+cg_field() { jq -r --arg c "/$2" --arg f "$3" '.cgroups[] | select(.cgroup == $c) | .[$f]' "$1"; }
+unresolved() { jq -r '.files_skipped_total.overlay_unresolved' "$1"; }
+echo '{ "per_file_top": 50 }' >"$work/config.json"
+
+# ---- mount A: three lowers and an upper, all on one file system ----
+a=$work/a
+mkdir -p "$a"/{l1,l2,l3,u,w} "$a/l1/wo" "$a/l2/wo"
+mkdata "$a/l3/lower_only.bin" $((8 * mib))
+mkdata "$a/l1/copied.bin" $((8 * mib))
+mkdata "$a/l1/trap.bin" $((8 * mib))   # the namesake, below
+mkdata "$a/u/trap.bin" $((8 * mib))    # the file the overlay shows
+mkdata "$a/l1/wo/gone.bin" $((4 * mib))
+mkdata "$a/l2/wo/gone.bin" $((4 * mib)) # a namesake under the whiteout
+mkdata "$a/l2/mapped.bin" $((8 * mib))
+sync # written pages are dirty until written back, and fadvise cannot drop them
+if ! ovmount "$a/m" "lowerdir=$a/l1:$a/l2:$a/l3,upperdir=$a/u,workdir=$a/w"; then
+	skip "overlay: cannot mount overlayfs here"
+	finish
+fi
+m=$a/m
+
+# upper-only: written through the overlay, synced, half of it dropped
+mkdata "$m/upper_only.bin" $((6 * mib))
+sync
+python3 -c 'import os,sys; fd=os.open(sys.argv[1],os.O_RDONLY); os.posix_fadvise(fd,0,3<<20,os.POSIX_FADV_DONTNEED)' "$a/u/upper_only.bin"
+open_hold upper "$m/upper_only.bin"
+# lower-only, in the third lower
+cat "$m/lower_only.bin" >/dev/null
+open_hold lower "$m/lower_only.bin"
+# copied-up: chmod copies it up whole (no metacopy here); the lower's pages dropped
+chmod 600 "$m/copied.bin"
+drop "$a/l1/copied.bin"
+cat "$m/copied.bin" >/dev/null
+open_hold copied "$m/copied.bin"
+# the namesake trap: the lower file fully cached, the upper one (shown) in part
+cat "$a/l1/trap.bin" >/dev/null
+drop "$a/u/trap.bin"
+head -c $((1 * mib)) "$m/trap.bin" >/dev/null
+open_hold trap "$m/trap.bin"
+# whiteout: held open, then deleted through the overlay; the namesake in l2 is cached
+cat "$m/wo/gone.bin" "$a/l2/wo/gone.bin" >/dev/null
+open_hold whiteout "$m/wo/gone.bin"
+# mapped: mmap, close the descriptor, touch every page
+hold mapped python3 -c 'import mmap,os,sys,time
+fd=os.open(sys.argv[1],os.O_RDONLY); mm=mmap.mmap(fd,0,prot=mmap.PROT_READ); os.close(fd)
+s=sum(mm[i] for i in range(0,len(mm),4096)); time.sleep(3600)' "$m/mapped.bin"
+for p in "${holders[@]}"; do wait_fd "$p" "$m/" || true; done
+rm "$m/wo/gone.bin"
+wait_fd "${holders[5]}" mapped.bin || true
+
+# ---- mount B: metacopy (a chmod copies the metadata up, the data stays below) ----
+b=$work/b
+mkdir -p "$b"/{l,u,w}
+mkdata "$b/l/meta.bin" $((8 * mib))
+metacopy=no
+if ovmount "$b/m" "lowerdir=$b/l,upperdir=$b/u,workdir=$b/w,metacopy=on,redirect_dir=on"; then
+	chmod 600 "$b/m/meta.bin"
+	mv "$b/m/meta.bin" "$b/m/meta2.bin" # renamed: the upper file's redirect leads to the data
+	[ "$(xattr "$b/u/meta2.bin" trusted.overlay.metacopy)" = True ] && metacopy=yes
+	cat "$b/m/meta2.bin" >/dev/null
+	open_hold metacopy "$b/m/meta2.bin"
+fi
+
+# ---- mount C: a data-only lower, reached by a metacopy file's absolute redirect ----
+c=$work/c
+mkdir -p "$c"/{l,d}
+mkdata "$c/d/blob" $((8 * mib))
+truncate -s $((8 * mib)) "$c/l/dm.bin"
+touch -r "$c/d/blob" "$c/l/dm.bin"
+dataonly=no
+if python3 -c 'import os,sys; os.setxattr(sys.argv[1],"trusted.overlay.metacopy",b""); os.setxattr(sys.argv[1],"trusted.overlay.redirect",b"/blob")' "$c/l/dm.bin" &&
+	ovmount "$c/m" "lowerdir=$c/l::$c/d,metacopy=on,redirect_dir=follow" 2>/dev/null &&
+	cat "$c/m/dm.bin" >/dev/null 2>&1; then
+	dataonly=yes
+	open_hold dataonly "$c/m/dm.bin"
+fi
+
+# ---- mount D: a container's root file system; the process pivot_root()s into it ----
+d=$work/d
+mkdir -p "$d"/{l/bin,u,w}
+cp "$(readlink -f "$(command -v busybox)")" "$d/l/bin/busybox"
+mkdata "$d/l/data.bin" $((8 * mib))
+ovmount "$d/m" "lowerdir=$d/l,upperdir=$d/u,workdir=$d/w"
+mkdir "$d/m/.old"
+cat "$d/m/data.bin" >/dev/null
+hold container unshare -m --propagation private busybox sh -c \
+	'cd "$1" && pivot_root . .old && exec /bin/busybox sh -c "umount -l /.old; exec 3</data.bin; exec /bin/busybox sleep 3600"' \
+	sh "$d/m"
+# ---- E: an overlay mounted inside a private mount namespace, on layers only it sees ----
+e=$work/e
+mkdir -p "$e"
+hold nested unshare -m --propagation private busybox sh -c '
+	mount -t tmpfs none "$1" && mkdir "$1/l" "$1/u" "$1/w" "$1/m" &&
+	head -c 4194304 /dev/urandom >"$1/l/inner.bin" &&
+	mount -t overlay overlay -o "lowerdir=$1/l,upperdir=$1/u,workdir=$1/w" "$1/m" &&
+	cat "$1/m/inner.bin" >/dev/null && exec 3<"$1/m/inner.bin" && exec busybox sleep 3600' sh "$e"
+cpid=${holders[-2]} npid=${holders[-1]}
+wait_fd "$cpid" /data.bin || true
+wait_fd "$npid" "$e/m/inner.bin" || true
+
+# ---- one scan, as root ----
+out=$work/once.json
+once "$out"
+if ! jq -e . "$out" >/dev/null 2>&1; then
+	fail "--once --format=json prints JSON"
+	sed 's/^/    /' "$out.err"
+	finish
+fi
+
+eq "upper-only: exporter = fincore of the upper file" \
+	"$(file_cached "$out" upper "$m/upper_only.bin")" "$(res "$a/u/upper_only.bin")"
+eq "lower-only (third lower): exporter = fincore of the lower file" \
+	"$(file_cached "$out" lower "$m/lower_only.bin")" "$(res "$a/l3/lower_only.bin")"
+n=$(res "$a/l3/lower_only.bin")
+if [ "$n" -ge $((4 * mib)) ]; then pass "lower-only: fincore says most of it is cached ($n)"; else
+	fail "lower-only: fincore says $n bytes are cached, want at least 4 MiB (the read above)"; fi
+eq "copied-up: exporter = fincore of the upper copy" \
+	"$(file_cached "$out" copied "$m/copied.bin")" "$(res "$a/u/copied.bin")"
+eq "copied-up: the lower file's pages were dropped (not what is measured)" "$(res "$a/l1/copied.bin")" 0
+eq "namesake trap: exporter = fincore of the upper file" \
+	"$(file_cached "$out" trap "$m/trap.bin")" "$(res "$a/u/trap.bin")"
+n=$(res "$a/l1/trap.bin")
+if [ "$n" != "$(file_cached "$out" trap "$m/trap.bin")" ]; then
+	pass "namesake trap: the lower namesake's cache ($n) is another number"
+else
+	fail "namesake trap: the lower namesake's cache ($n) is the number reported: no trap"
+fi
+eq "whiteout: the deleted file is not counted" \
+	"$(file_cached "$out" whiteout "$m/wo/gone.bin (deleted)")" absent
+eq "whiteout: the cached namesake under it is not counted either" \
+	"$(file_cached "$out" whiteout "$a/l2/wo/gone.bin")" absent
+eq "whiteout: the cgroup counts busybox alone" "$(cg_field "$out" whiteout files)" 1
+eq "mapped (no descriptor): exporter = fincore of the lower file" \
+	"$(file_cached "$out" mapped "$m/mapped.bin")" "$(res "$a/l2/mapped.bin")"
+if [ "$metacopy" = yes ]; then
+	eq "metacopy (renamed): exporter = fincore of the lower data file" \
+		"$(file_cached "$out" metacopy "$b/m/meta2.bin")" "$(res "$b/l/meta.bin")"
+	eq "metacopy: the upper metadata file holds no page" "$(res "$b/u/meta2.bin")" 0
+else
+	skip "metacopy: this kernel made no metacopy file (metacopy=on refused or not used)"
+fi
+if [ "$dataonly" = yes ]; then
+	eq "data-only lower: exporter = fincore of the data file" \
+		"$(file_cached "$out" dataonly "$c/m/dm.bin")" "$(res "$c/d/blob")"
+else
+	skip "data-only lower: this kernel refused lowerdir=L::DATA"
+fi
+eq "container root (pivot_root): exporter = fincore of the layer file" \
+	"$(file_cached "$out" container /data.bin)" "$(res "$d/l/data.bin")"
+eq "overlay inside a mount namespace: exporter = fincore there" \
+	"$(file_cached "$out" nested "$e/m/inner.bin")" \
+	"$(nsenter -t "$npid" -m fincore -b -n -o RES "$e/l/inner.bin" | tr -d ' ')"
+eq "one file skipped as overlay_unresolved (the whiteout)" "$(unresolved "$out")" 1
+eq "lower-only: the cgroup counts its file and busybox" "$(cg_field "$out" lower files)" 2
+
+# ---- as nobody with the daemon's capabilities: no CAP_SYS_ADMIN, trusted.* unreadable ----
+caps=+sys_ptrace,+dac_read_search,+fowner,+checkpoint_restore
+nob=$work/nobody.json
+once "$nob" setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups \
+	--inh-caps=-all,"$caps" --ambient-caps=-all,"$caps" --bounding-set=-all,"$caps"
+eq "as nobody: lower-only still = fincore" \
+	"$(file_cached "$nob" lower "$m/lower_only.bin")" "$(res "$a/l3/lower_only.bin")"
+eq "as nobody: copied-up still = fincore" \
+	"$(file_cached "$nob" copied "$m/copied.bin")" "$(res "$a/u/copied.bin")"
+if [ "$metacopy" = yes ]; then
+	eq "as nobody: metacopy is not reported as a zero" \
+		"$(file_cached "$nob" metacopy "$b/m/meta2.bin")" absent
+	if [ "$dataonly" = yes ]; then
+		eq "as nobody: the data-only lower's file is not reported as a zero" \
+			"$(file_cached "$nob" dataonly "$c/m/dm.bin")" absent
+	fi
+	want=$((2 + $([ "$dataonly" = yes ] && echo 1 || echo 0)))
+	eq "as nobody: whiteout and metacopy skipped as overlay_unresolved" "$(unresolved "$nob")" "$want"
+fi
+
+if [ "$failed" -ne 0 ]; then
+	echo "---- exporter stderr"
+	sed 's/^/    /' "$out.err" "$nob.err"
+fi
+finish
