@@ -14,7 +14,7 @@
 #   e2e-guest cleanup N                  remove case N's containers (e2e-N-*) and cgroups (/e2e-N-*)
 #   e2e-guest cgroup-path CG             make CG and its parents, the memory controller enabled down to it
 #   e2e-guest podman ARGS...             podman as the cases run it (overlay, systemd cgroups, crun)
-#   e2e-guest podman-image MIB           build localhost/e2e-data (busybox, /data of MIB MiB and its hard
+#   e2e-guest podman-image MIB           import localhost/e2e-data (busybox, /data of MIB MiB and its hard
 #                                        link /data.link) unless present; print the layer's real /data,
 #                                        dropped from the page cache
 #   e2e-guest podman-cgroup NAME         the cgroup of container NAME's first process, from /proc
