@@ -90,6 +90,8 @@ rm -rf "$tree"
 # No systemd in the chroot: cgroupfs and no events for this one command (the database keeps neither).
 unshare --mount --propagation private -- bash -euo pipefail -c '
 	root=$1
+	# storage-untar remounts / private: the chroot'"'"'s root must be a mount point.
+	mount --bind "$root" "$root"
 	mount -t proc proc "$root/proc"
 	mount -t sysfs sys "$root/sys"
 	mount --rbind /dev "$root/dev"
