@@ -283,6 +283,11 @@ podman_container() {
 	note "container $1: id $cid, cgroup $cg"
 }
 
+# need_overlayfs: podman's overlay storage driver needs CONFIG_OVERLAY_FS in the guest kernel.
+need_overlayfs() {
+	vm_ssh 'grep -qw overlay /proc/filesystems' || skip_case "the guest kernel has no overlayfs (CONFIG_OVERLAY_FS)"
+}
+
 # assert_container_info CGROUP ID: the identity Prometheus recorded for the container's cgroup.
 assert_container_info() {
 	until_true 60 "cachestat_cgroup_info of $1" \
@@ -292,6 +297,7 @@ assert_container_info() {
 # Case 8: a podman container reads the image's 64 MiB file: its cgroup, its id, its bytes.
 case_8() {
 	local info real cid cg fc
+	need_overlayfs
 	info=$(vm_ssh "e2e-guest podman info --format '{{.Store.GraphDriverName}} {{.Host.CgroupManager}} {{.Host.OCIRuntime.Name}}'") ||
 		fail_case "podman info"
 	[ "$info" = "overlay systemd crun" ] || fail_case "podman runs with '$info', want 'overlay systemd crun'"
@@ -318,6 +324,7 @@ case_8() {
 # the same real inode, cached by the first container, counted once in its cgroup.
 case_9() {
 	local real cid cg
+	need_overlayfs
 	real=$(g podman-image $PODMAN_MIB) || fail_case "building the image"
 	# A first container reads the file, and is gone (case 8's may not have run).
 	vm_ssh "e2e-guest podman run --rm --network=none --pull=never localhost/e2e-data:latest sh -c 'cat /data >/dev/null'" ||
