@@ -67,6 +67,41 @@ unshare --mount --propagation private -- bash -euo pipefail -c '
 rm -f "$root/usr/sbin/policy-rc.d"
 rm -rf "$root"/var/lib/apt/lists/*
 
+# podman as the cases run it: rootful, the overlay storage driver, systemd's cgroups, crun; netavark, not
+# the CNI plugins (which the guest does not have). Every podman of the guest reads these, so its database
+# records the overlay driver whoever runs podman first.
+mkdir -p "$root/etc/containers"
+printf '[storage]\ndriver = "overlay"\nrunroot = "/run/containers/storage"\ngraphroot = "/var/lib/containers/storage"\n' \
+	>"$root/etc/containers/storage.conf"
+printf '[engine]\ncgroup_manager = "systemd"\nruntime = "crun"\n\n[network]\nnetwork_backend = "netavark"\n' \
+	>"$root/etc/containers/containers.conf"
+# The container image of the podman cases, made here rather than in the guest, where importing 64 MiB
+# takes minutes under TCG: a static busybox, /data (64 MiB of random bytes) and its hard link
+# /data.link, imported as localhost/e2e-data. No registry is involved.
+log "guest image: podman import of localhost/e2e-data"
+tree=$tmp/e2e-data
+mkdir -p "$tree/bin" "$tree/dev" "$tree/proc" "$tree/sys" "$tree/tmp"
+cp "$root/bin/busybox" "$tree/bin/busybox"
+for cmd in sh cat sleep; do ln -s busybox "$tree/bin/$cmd"; done
+head -c 64M /dev/urandom >"$tree/data"
+ln "$tree/data" "$tree/data.link"
+tar -C "$tree" -cf "$root/e2e-data.tar" .
+rm -rf "$tree"
+# No systemd in the chroot: cgroupfs and no events for this one command (the database keeps neither).
+unshare --mount --propagation private -- bash -euo pipefail -c '
+	root=$1
+	# storage-untar remounts / private: the chroot'"'"'s root must be a mount point.
+	mount --bind "$root" "$root"
+	mount -t proc proc "$root/proc"
+	mount -t sysfs sys "$root/sys"
+	mount --rbind /dev "$root/dev"
+	mount -t tmpfs tmpfs "$root/run"
+	mount -t tmpfs tmpfs "$root/tmp"
+	chroot "$root" podman --cgroup-manager=cgroupfs --events-backend=none import /e2e-data.tar localhost/e2e-data:latest
+' _ "$root" >"$tmp/podman.log" 2>&1 || { tail -n 30 "$tmp/podman.log" >&2; die "podman import in the guest chroot failed"; }
+rm -f "$root/e2e-data.tar"
+rm -rf "$root"/var/tmp/*
+
 log "guest image: configuring"
 echo cachestat-guest >"$root/etc/hostname"
 printf '127.0.0.1 localhost\n127.0.1.1 cachestat-guest\n::1 localhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
@@ -92,7 +127,10 @@ ln -sf /lib/systemd/system/systemd-networkd.service \
 # Nothing waits for "online": the guest's only network is the host's forwarded ports.
 ln -sf /dev/null "$root/etc/systemd/system/systemd-networkd-wait-online.service"
 # Timers and services that would compete with the tests for the guest's slow CPUs.
-for unit in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service fstrim.timer; do
+# podman's own units (the API service and socket, containers with a restart policy, auto-update; the
+# API and auto-update ran at boot for some 20 s of TCG time): none is used.
+for unit in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service fstrim.timer \
+	podman.service podman.socket podman-restart.service podman-auto-update.timer podman-auto-update.service; do
 	ln -sf /dev/null "$root/etc/systemd/system/$unit"
 done
 

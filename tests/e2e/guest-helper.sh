@@ -10,10 +10,42 @@
 #   e2e-guest thrash CG FILE             detached: read FILE over and over in CG
 #   e2e-guest reclaim CG BYTES           proactive reclaim (memory.reclaim) in CG
 #   e2e-guest remove CG                  kill every process of CG and remove it
+#   e2e-guest remove-tree CG             the same for CG and every cgroup below it
+#   e2e-guest cleanup N                  remove case N's containers (e2e-N-*) and cgroups (/e2e-N-*)
+#   e2e-guest cgroup-path CG             make CG and its parents, the memory controller enabled down to it
+#   e2e-guest podman ARGS...             podman as the cases run it (overlay, systemd cgroups, crun)
+#   e2e-guest podman-image MIB           import localhost/e2e-data (busybox, /data of MIB MiB and its hard
+#                                        link /data.link) unless present; print the layer's real /data,
+#                                        dropped from the page cache
+#   e2e-guest podman-cgroup NAME         the cgroup of container NAME's first process, from /proc
 set -euo pipefail
 cgroot=/sys/fs/cgroup
+image=localhost/e2e-data:latest
 
 cg_join() { echo "$BASHPID" >"$cgroot/$1/cgroup.procs"; }
+
+# Rootful podman with the storage driver, cgroup manager and runtime under test named, not defaulted.
+pm() { podman --storage-driver=overlay --cgroup-manager=systemd --runtime=crun "$@"; }
+
+# The image: a root file system the suite makes, imported (the guest has no registry to pull from).
+podman_image() {
+	local tree real
+	if ! pm image exists "$image"; then
+		tree=$(mktemp -d /scratch/e2e-rootfs.XXXXXX)
+		mkdir -p "$tree/bin" "$tree/dev" "$tree/proc" "$tree/sys" "$tree/tmp"
+		cp /bin/busybox "$tree/bin/busybox"
+		for cmd in sh cat sleep; do ln -s busybox "$tree/bin/$cmd"; done
+		dd if=/dev/urandom of="$tree/data" bs=1M count="$1" status=none
+		ln "$tree/data" "$tree/data.link"
+		tar -C "$tree" -cf - . | pm import - "$image" >/dev/null
+		rm -rf "$tree"
+	fi
+	real=$(pm image inspect --format '{{.GraphDriver.Data.UpperDir}}' "$image")/data
+	[ -f "$real" ] || { echo "e2e-guest: no $real" >&2; exit 1; }
+	sync "$real"
+	dd if="$real" iflag=nocache count=0 status=none
+	echo "$real"
+}
 
 case $1 in
 cgroup)
@@ -60,6 +92,44 @@ thrash)
 reclaim)
 	# Asking for more than the cgroup can give back fails with EAGAIN: report it, the caller decides.
 	echo "$3" >"$cgroot/$2/memory.reclaim" || echo "memory.reclaim of $3 in $2: incomplete" >&2
+	;;
+cgroup-path)
+	dir=$cgroot
+	IFS=/ read -ra parts <<<"$2"
+	for part in "${parts[@]}"; do
+		grep -qw memory "$dir/cgroup.subtree_control" || echo +memory >"$dir/cgroup.subtree_control"
+		dir=$dir/$part
+		mkdir -p "$dir"
+	done
+	;;
+podman)
+	shift
+	pm "$@"
+	;;
+podman-image)
+	podman_image "$2"
+	;;
+podman-cgroup)
+	pid=$(pm inspect --format '{{.State.Pid}}' "$2")
+	sed -n 's/^0:://p' "/proc/$pid/cgroup"
+	;;
+cleanup)
+	# podman only when its container list names one of the case's (a podman call costs seconds under TCG).
+	if grep -qs "\"e2e-$2-" /var/lib/containers/storage/overlay-containers/containers.json; then
+		pm ps -a --format '{{.Names}}' | { grep "^e2e-$2-" || true; } | xargs -r "$0" podman rm -f -t 0 >/dev/null
+	fi
+	for d in "$cgroot/e2e-$2-"*; do
+		[ ! -d "$d" ] || "$0" remove "${d##*/}"
+	done
+	;;
+remove-tree)
+	[ -d "$cgroot/$2" ] || exit 0
+	echo 1 >"$cgroot/$2/cgroup.kill"
+	for _ in $(seq 50); do
+		grep -q '^populated 0' "$cgroot/$2/cgroup.events" && break
+		sleep 0.1
+	done
+	find "$cgroot/$2" -depth -type d -exec rmdir {} +
 	;;
 remove)
 	[ -d "$cgroot/$2" ] || exit 0

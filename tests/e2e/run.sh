@@ -13,7 +13,7 @@ source "$TOP/tests/lib/tap.sh"
 
 MIB=1048576
 RUN=$E2E_ROOT/run-e2e
-all_cases="1 2 3 4 5 6 7"
+all_cases="1 2 3 4 5 6 7 8 9 10"
 cases=${E2E_CASES:-$all_cases}
 
 # Inside a case (which runs in a subshell): fail_case and skip_case end the case there and then.
@@ -269,6 +269,122 @@ case_7() {
 	[ "$rc" -eq 0 ] || fail_case "kernel suite: exit $rc"
 }
 
+# Podman containers (cases 8 and 9): localhost/e2e-data, made in the guest by e2e-guest podman-image.
+PODMAN_MIB=64
+
+# within_5pct MIB: the awk condition "v is within 5% of MIB MiB".
+within_5pct() { echo "v >= 0.95 * $1 * $MIB && v <= 1.05 * $1 * $MIB"; }
+
+# podman_container NAME SCRIPT: starts a container of the image running the busybox sh SCRIPT;
+# sets cid (the id podman printed) and cg (its cgroup, read from /proc in the guest).
+podman_container() {
+	cid=$(vm_ssh "e2e-guest podman run -d --name $1 --network=none --pull=never localhost/e2e-data:latest sh -c $(printf %q "$2")") &&
+		[[ $cid =~ ^[0-9a-f]{64}$ ]] || fail_case "podman run $1: '$cid'"
+	cg=$(g podman-cgroup "$1") && [ -n "$cg" ] || fail_case "no cgroup for container $1"
+	note "container $1: id $cid, cgroup $cg"
+}
+
+# need_overlayfs: podman's overlay storage driver needs CONFIG_OVERLAY_FS in the guest kernel.
+need_overlayfs() {
+	vm_ssh 'grep -qw overlay /proc/filesystems' || skip_case "the guest kernel has no overlayfs (CONFIG_OVERLAY_FS)"
+}
+
+# assert_container_info CGROUP ID: the identity Prometheus recorded for the container's cgroup.
+assert_container_info() {
+	until_true 60 "cachestat_cgroup_info of $1" \
+		"cachestat_cgroup_info{cgroup=\"$1\",container_id=\"$2\",container_runtime=\"podman\"}" "v == 1"
+}
+
+# Case 8: a podman container reads the image's 64 MiB file: its cgroup, its id, its bytes.
+case_8() {
+	local info real cid cg fc
+	need_overlayfs
+	info=$(vm_ssh "e2e-guest podman info --format '{{.Store.GraphDriverName}} {{.Host.CgroupManager}} {{.Host.OCIRuntime.Name}}'") ||
+		fail_case "podman info"
+	[ "$info" = "overlay systemd crun" ] || fail_case "podman runs with '$info', want 'overlay systemd crun'"
+	note "podman: storage driver, cgroup manager, runtime: $info"
+	real=$(g podman-image $PODMAN_MIB) || fail_case "building the image"
+	note "the image's /data is $real"
+	# fd 3 keeps /data listed among the container's files after the read.
+	podman_container e2e-8-reader 'exec 3</data; cat /data >/dev/null; exec sleep 999999'
+	assert_container_info "$cg" "$cid"
+	until_true 60 "cached bytes of the container's cgroup" \
+		"cachestat_cgroup_cached_bytes{cgroup=\"$cg\"}" "$(within_5pct $PODMAN_MIB)"
+	until_true 30 "per-file cached bytes of /data in the container" \
+		"cachestat_file_cached_bytes{cgroup=\"$cg\",path=\"/data\"}" "$(within_5pct $PODMAN_MIB)"
+	# The oracle: fincore in the guest on the layer's real file.
+	fc=$(vm_ssh "fincore --bytes --noheadings --output RES '$real'" | tr -d ' ') && [ -n "$fc" ] || fail_case "fincore"
+	note "fincore on the real file: $fc bytes"
+	until_true 30 "per-file cached bytes within 5% of fincore's $fc" \
+		"cachestat_file_cached_bytes{cgroup=\"$cg\",path=\"/data\"}" \
+		"v >= $fc - 0.05 * $PODMAN_MIB * $MIB && v <= $fc + 0.05 * $PODMAN_MIB * $MIB"
+	note "overlay files skipped so far: $(pv 'sum(cachestat_files_skipped_total{reason="overlay_unresolved"}) or vector(0)')"
+}
+
+# Case 9: a second container of the image opens /data and its hard link without reading them:
+# the same real inode, cached by the first container, counted once in its cgroup.
+case_9() {
+	local real cid cg
+	need_overlayfs
+	real=$(g podman-image $PODMAN_MIB) || fail_case "building the image"
+	# A first container reads the file, and is gone (case 8's may not have run).
+	vm_ssh "e2e-guest podman run --rm --network=none --pull=never localhost/e2e-data:latest sh -c 'cat /data >/dev/null'" ||
+		fail_case "podman run: reading /data"
+	note "fincore on the real file: $(vm_ssh "fincore --bytes --noheadings --output RES '$real'") bytes"
+	podman_container e2e-9-holder 'exec 3</data 4</data.link; exec sleep 999999'
+	assert_container_info "$cg" "$cid"
+	until_true 60 "per-file cached bytes of the file the holder never read" \
+		"max(cachestat_file_cached_bytes{cgroup=\"$cg\",path=~\"/data(.link)?\"})" "$(within_5pct $PODMAN_MIB)"
+	# Two names of one inode: the cgroup holds 64 MiB once, not 128.
+	until_true 30 "cached bytes of the holder's cgroup (two names, one inode)" \
+		"cachestat_cgroup_cached_bytes{cgroup=\"$cg\"}" "$(within_5pct $PODMAN_MIB)"
+	note "per-file series of the holder: $(pcount "cachestat_file_cached_bytes{cgroup=\"$cg\",path=~\"/data(.link)?\"}")"
+}
+
+# Case 10: Kubernetes-shaped cgroups of both kubelet drivers, real cgroups with real processes:
+# pod UID, QoS class and container id on cachestat_cgroup_info.
+case_10() {
+	local f=/scratch/e2e/10/file uid1 uid2 uid3 id1 id2 id3 cg1 cg2 cg3
+	uid1=$(cat /proc/sys/kernel/random/uuid) uid2=$(cat /proc/sys/kernel/random/uuid)
+	uid3=$(cat /proc/sys/kernel/random/uuid)
+	id1=$(random_id) id2=$(random_id) id3=$(random_id)
+	k8s_cleanup
+	g mkfile $f 1 || fail_case "file setup"
+	# systemd driver: the kubelet's slices and containerd's scope, made by systemd itself.
+	k8s_scope "kubepods-burstable-pod${uid1//-/_}.slice" "$id1" $f
+	k8s_scope "kubepods-pod${uid2//-/_}.slice" "$id2" $f
+	cg1=/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${uid1//-/_}.slice/cri-containerd-$id1.scope
+	cg2=/kubepods.slice/kubepods-pod${uid2//-/_}.slice/cri-containerd-$id2.scope
+	# cgroupfs driver: directories the kubelet makes, the container's process moved in.
+	cg3=/kubepods/besteffort/pod$uid3/$id3
+	g cgroup-path "${cg3#/}" && g hold "${cg3#/}" $f || fail_case "cgroupfs setup"
+	vm_ssh "test -d /sys/fs/cgroup$cg1 && test -d /sys/fs/cgroup$cg2" || fail_case "systemd made no $cg1 or $cg2"
+	until_true 60 "systemd driver, burstable" \
+		"cachestat_cgroup_info{cgroup=\"$cg1\",pod_uid=\"$uid1\",pod_qos=\"burstable\",container_id=\"$id1\",container_runtime=\"containerd\"}" "v == 1"
+	until_true 30 "systemd driver, guaranteed" \
+		"cachestat_cgroup_info{cgroup=\"$cg2\",pod_uid=\"$uid2\",pod_qos=\"guaranteed\",container_id=\"$id2\",container_runtime=\"containerd\"}" "v == 1"
+	until_true 30 "cgroupfs driver, besteffort" \
+		"cachestat_cgroup_info{cgroup=\"$cg3\",pod_uid=\"$uid3\",pod_qos=\"besteffort\",container_id=\"$id3\",container_runtime=\"containerd\"}" "v == 1"
+	until_true 10 "the pod's own cgroup: its UID, no container" \
+		"count(cachestat_cgroup_info{cgroup=\"/kubepods/besteffort/pod$uid3\",pod_uid=\"$uid3\",container_id=\"\"})" "v == 1"
+	k8s_cleanup
+}
+k8s_cleanup() { vm_ssh 'systemctl stop kubepods.slice 2>/dev/null; e2e-guest remove-tree kubepods'; }
+random_id() { head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+# k8s_scope SLICE ID FILE: a process holding FILE in cri-containerd-ID.scope of SLICE (systemd nests
+# kubepods-burstable-pod<uid>.slice in kubepods-burstable.slice in kubepods.slice by its name).
+k8s_scope() {
+	vm_ssh "setsid -f systemd-run --quiet --scope --slice='$1' --unit='cri-containerd-$2' -- \
+		bash -c 'exec 3<$3; cat $3 >/dev/null; exec sleep infinity' </dev/null >/dev/null 2>&1" ||
+		fail_case "systemd-run in $1"
+	local n
+	for n in $(seq 30); do
+		vm_ssh "systemctl is-active --quiet 'cri-containerd-$2.scope'" && return 0
+		sleep 1
+	done
+	fail_case "cri-containerd-$2.scope did not start ($n s)"
+}
+
 # run_case N NAME: runs case N in a subshell and counts it: one result, or, when the case wrote
 # results of its own into $RUN/case-N.results (tests/lib/tap.sh's dialect), those.
 run_case() {
@@ -277,7 +393,7 @@ run_case() {
 	( "case_$n" ) >"$log" 2>&1
 	rc=$?
 	# Whatever the outcome, the case's workloads must not weigh on the next one.
-	vm_ssh "for d in /sys/fs/cgroup/e2e-$n-*; do [ ! -d \"\$d\" ] || e2e-guest remove \"\${d##*/}\"; done" >>"$log" 2>&1
+	vm_ssh "e2e-guest cleanup $n" >>"$log" 2>&1
 	local took=$((SECONDS - start))
 	while IFS= read -r line; do
 		case $line in
@@ -306,6 +422,9 @@ declare -A names=(
 	[5]="shared file counts in both cgroups; a removed cgroup leaves cleanly"
 	[6]="promtool clean, rules loaded, dashboard queries have data, refault alert fires"
 	[7]="kernel test suite in the same boot"
+	[8]="a podman container's 64 MiB image file: its cgroup, container id and cached bytes"
+	[9]="a second container holding the same image file: the real inode, counted once"
+	[10]="Kubernetes-shaped cgroups of both kubelet drivers: pod UID, QoS, container id"
 )
 
 # On any exit: stop QEMU, count the cases that never ran as failed, print the summary.
