@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * http: serves the landing page and the telemetry path over libmicrohttpd. It never scans:
  * it asks the metrics callback for a body. Everything about how it listens is in

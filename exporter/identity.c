@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The shapes below are the names systemd, the container runtimes and the kubelet give the
  * cgroups they make. Each is a pattern on one path component, "prefix<part>suffix", and a

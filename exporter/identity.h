@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * identity: who a cgroup belongs to, read from its path alone (systemd unit and slice,
  * container runtime and id, Kubernetes pod UID and QoS class). Pure: a string in, a struct

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * log: one logfmt line per event on stderr, node_exporter style:
  *   ts=2026-01-02T03:04:05.678Z level=info msg="Listening on" ...

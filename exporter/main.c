@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cachestat_exporter: flags, config, signals and the wiring of collect, render and http.
  * The daemon never exits on a runtime error; only bad flags or a bad config at start do.

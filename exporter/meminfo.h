@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * meminfo: a parser for /proc/meminfo's page cache lines (Cached, Shmem). Takes a buffer, so
  * tests feed it strings; depends on nothing else.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * memstat: parsers for a cgroup v2's memory.stat and memory.numa_stat, and for a cgroup v1
  * memory.stat mapped onto the same keys. They take a buffer, so

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mountinfo: a parser of /proc/PID/mountinfo (proc(5)). It takes a buffer, so tests feed it
  * strings; it allocates only the strings of the entry it returns. Depends on nothing else.

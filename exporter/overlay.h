@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * overlay: finds the real file behind a file on overlayfs. cachestat(2) on an overlayfs file
  * asks the overlay inode, whose mapping is empty: the page cache is on the upper or lower inode

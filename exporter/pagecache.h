@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pagecache: the cachestat(2) system call, whichever ABI the running kernel has.
  *

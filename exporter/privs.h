@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * privs: gives up what the daemon does not need once its sockets are bound, before any thread
  * starts (capabilities and seccomp filters are per thread; threads created later inherit them).

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * registry: the table of collectors. Each collector is one file, collector-NAME.c, that fills a
  * struct collector_def and registers it with REGISTER_COLLECTOR(); the table is a linker section,

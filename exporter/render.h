@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render: a snapshot as Prometheus text exposition format 0.0.4, or as JSON. Writes the
  * exporter's own families and, through each collector's render hooks (registry.h), theirs: the

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * skiplog: one debug line per file the scan skips (which process holds it, why it was skipped),
  * rate limited by a token bucket per reason, so that a host with thousands of refused files

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * snapshot: the result of one scan, as `collect` produces it and `render` prints it.
  * Plain data; a snapshot is shared by the scrapes that waited for the same scan (refcounted).

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * topn: keeps the N files of a cgroup with the most cached + recently evicted bytes, for the
  * per-file series. A min-heap of N entries, so a scan of a million files holds N paths.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /* utf8: file names are bytes; label values and JSON strings must be UTF-8. No dependencies. */
 #pragma once
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Small helpers shared by every module: cleanup attributes, ownership transfer, array sizes. */
 #pragma once
 

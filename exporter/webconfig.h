@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * webconfig: the --web.config.file, in the YAML format of Prometheus' exporter-toolkit:
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make deb: builds the Debian source and binary packages of the working tree (the files git
 # tracks or would track, as they are now) with debhelper (debian/), in a copy under
 # $BUILD_ROOT/deb, versioned from git tags (scripts/lib-version.sh), then runs lintian on

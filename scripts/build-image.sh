@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make image: an OCI image of the exporter, from scratch, out of Debian packages only: the
 # package of `make deb` and the runtime libraries it depends on (its Depends but adduser,
 # followed recursively by apt-cache), each unpacked with dpkg-deb into a root filesystem that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make deb-install-test: the package of `make deb` installed with apt into a bare Debian
 # bookworm chroot (debootstrap --variant=minbase from the mirror of the host's
 # /etc/apt/sources.list.d/, made once under $BUILD_ROOT/chroot and copied for each run):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The documents in step with the code:
 #  - every metric family the exporter's sources name (a string literal "cachestat_...", as
 #    render.c passes them to family()) is in the table of docs/metrics.md, and every family of

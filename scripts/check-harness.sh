@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The test harness tested: its parsers get broken output (no TAP, exit 127, output cut short,
 # too few results, a skip without a reason, no summary line) and must report a failure; good
 # output must pass. Covers tests/e2e/lib.sh's kernel_results, scripts/run-suites.sh,

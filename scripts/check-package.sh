@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package (debian/) and what it must agree with:
 #  - the man page names every flag of `cachestat_exporter --help` and no other, and groff renders
 #    it without a warning;

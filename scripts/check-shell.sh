@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs shellcheck over every shell script of the repository (every *.sh git knows of, and .ci/run):
 # no error and no warning (-S warning), following sourced files (-x) from the repository's top.
 # One result per file; the last line is "N passed, N failed, N skipped".

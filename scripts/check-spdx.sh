@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every source file names its license in an SPDX line, the right one for its part:
 #  - the kernel patches (kernel/patches/, each file a patch creates) and the kernel test programs
 #    (kernel/tests/*.c): GPL-2.0 (GPL-2.0, -only or -or-later, as the kernel writes them, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages that every part of the project lists in a deps.txt (at any depth).
 # As root it runs apt-get; otherwise it prints the one command that would.
 set -euo pipefail

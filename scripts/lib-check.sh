@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Helpers for the check scripts (dashboards/check.sh, deploy/check.sh), on top of tests/lib/tap.sh:
 # one line per check, the last line "N passed, N failed, N skipped".

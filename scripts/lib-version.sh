@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # The version of a build, from git tags: vX.Y.Z at the commit gives X.Y.Z; N commits after it,
 # X.Y.Z+gitN.gHASH; before any tag, LAST~gitN.gHASH, LAST being the newest release of

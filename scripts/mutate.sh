@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make mutate: applies each mutation of scripts/mutations.txt, one at a time, to a scratch copy of
 # exporter/, tests/ and scripts/, runs the tests that cover it and expects them to fail.
 # A mutation the tests do not catch (it survives) is a failure: a test is missing. So is a

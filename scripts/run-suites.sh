@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs test suites one after another and adds up their results.
 # Usage: run-suites.sh NAME=COMMAND...
 #

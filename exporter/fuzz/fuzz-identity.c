@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target: the cgroup path parser. Whatever the path, every label it gives must be
  * well formed (a 64-digit id with a runtime, a UID of 36 or 32 characters, a unit name that is a

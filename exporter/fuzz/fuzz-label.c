@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target: label value escaping. Whatever the bytes of a path, the escaped value must
  * be valid UTF-8 with no raw newline or unescaped quote, and must read back (per the text

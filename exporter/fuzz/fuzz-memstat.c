@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: the memory.stat (v2 and v1) and memory.numa_stat parsers, on any bytes. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target: the mountinfo parser (a whole buffer, each line, the option lists) and the
  * overlay layer list read from super options, on any bytes.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: the web config parser, on any bytes. */
 #include <stdint.h>
 #include <stdlib.h>

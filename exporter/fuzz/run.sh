@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets (clang, ASan + UBSan) and runs each for a bounded time.
 # Usage: fuzz/run.sh [TARGET...]      (default: every fuzz-*.c here)
 # Env:   FUZZ_SECONDS (default 60) per target; FUZZ_JOBS (default 1) parallel workers per target;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make kernel-ab: the NUMA workingset proof on the release kernel (fix applied) and on the nofix
 # kernel (the same series with patch 0001's fix undone, see build.sh). Prints an A/B table and
 # exits 0 only if the fixed kernel passes and the nofix kernel fails.

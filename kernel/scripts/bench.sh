@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make kernel-bench: times cachestat() against mmap()+mincore() in one guest run of the release
 # kernel (TCG): (a) a 2 TB sparse file, (b) a fully cached 1 GiB file. A benchmark, not a test.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Build the patched kernel of one variant, or reuse the cached build, and print the absolute
 # path of its bzImage as the last line of stdout. Progress goes to stderr.
 #

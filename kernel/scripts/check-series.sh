@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Check kernel/patches/series the way a reviewer would:
 #   1. every patch passes scripts/checkpatch.pl --strict;
 #   2. the series applies with `git am`, in order, on a fresh unpacked tree;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make kernel-test: boots the debug and the release kernel under QEMU (TCG, two NUMA nodes) and
 # runs the seed selftest, the cachestat kselftest, the NUMA workingset proof and a kernel-log
 # splat check in each. Prints one line per test and ends with "N passed, N failed, N skipped".

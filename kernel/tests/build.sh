@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the guest side of the kernel tests and prints the directory that holds them (last line of
 # stdout; progress goes to stderr):
 #

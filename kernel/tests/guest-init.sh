@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=dash
 # /init of the test initramfs. The kernel command line chooses what runs:
 #   cachestat.mode=test    run-in-guest.sh: seed selftest, kselftest, NUMA proof (default)

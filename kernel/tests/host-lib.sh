@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Shared by kernel/scripts/{test,ab-numa,bench}.sh (sourced, not run).
 

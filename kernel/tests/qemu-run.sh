@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Boots a kernel with the test initramfs under QEMU (TCG) and captures its serial console.
 #
 # Usage: qemu-run.sh BZIMAGE ARTIFACT_DIR LOG [MODE] [TIMEOUT_S] [MEM_MB_PER_NODE] [EXTRA_CMDLINE]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs the cachestat kernel tests in a guest booted with the patched kernel; prints one TAP stream
 # and, last, "N passed, N failed, N skipped". Exits non-zero if anything failed.
 #

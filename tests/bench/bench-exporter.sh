@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Exporter benchmark (make bench-exporter; not part of make test).
 #
 # 100,000 small files and 100 large ones over a 3-level tree of 100 cgroups below the walked root:

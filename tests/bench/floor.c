@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The floor for the exporter benchmark: the least any tool can do to learn the page cache
  * state of a list of files, i.e. open + cachestat + close per file, nothing else.

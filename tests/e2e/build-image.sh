@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the e2e guest's root disk: Debian bookworm (debootstrap minbase, then apt-get inside the chroot so that
 # virtual packages resolve) with systemd, cloud-init, openssh-server, prometheus and the exporter's runtime
 # libraries, turned into an ext4 image with mkfs.ext4 -d. Nothing of the project is baked in: the exporter, its

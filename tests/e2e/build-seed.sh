@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds what a boot of the e2e guest attaches besides its root disk, into RUN_DIR:
 #   seed.iso     the NoCloud seed (cloud-localds): deploy/cloud-init/user-data.yaml as it is, plus a second
 #                cloud-config part for this run only (its ssh key, scratch and swap, a fast scrape interval),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make demo: boots the e2e guest (patched kernel, cloud-init, the exporter as a service, Prometheus) with two
 # sample workloads in two cgroups, prints the host URLs of the exporter and of Prometheus, and runs until
 # Ctrl-C, which stops the guest.

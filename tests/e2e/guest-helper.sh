@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs inside the e2e guest (installed as /usr/local/sbin/e2e-guest): makes cgroups, files and workloads for
 # the suite's cases. Every workload runs in the cgroup it is given (a path below /sys/fs/cgroup).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Shared helpers of the e2e scripts: paths, logging, the Debian mirror, waiting, the parser of the
 # kernel suite's output. Sourced, not run.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The e2e suite: boots the guest (patched kernel, Debian bookworm provisioned by cloud-init from
 # deploy/cloud-init/, the exporter as a systemd service, Prometheus scraping it) and checks, through
 # Prometheus's HTTP API on the host's forwarded port, what Prometheus recorded while the suite drives

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Boots and drives the e2e guest. Sourced (after lib.sh), not run.
 #

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Runs the exporter's cachestat ABI probe (exporter/pagecache.c) where it is built statically
  * into a busybox initramfs, so that it can be tried on the patched (seed ABI) kernel too.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Integration test of the exporter's hardening, on the build machine, loopback only:
 #   HTTP limits: 404, 405 with Allow, header size (431/414), idle and slow clients cut at the
 #   connection timeout, --web.max-connections-per-ip keeping a hogging client from locking

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Files read through overlayfs, on real overlay mounts of this machine: the exporter must
 # report the page cache of the real (upper or lower) file, which fincore (util-linux, mincore-
 # based, independent of the exporter) measures on that file, and skip what it cannot find for

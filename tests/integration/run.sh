@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Integration test of cachestat_exporter on the build machine itself (real kernel, real cgroups).
 #
 # Makes cgroups below the cgroup v2 mount, runs processes there that hold files open (one of

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: Apache-2.0
 """Churn files and cgroups under a running exporter, for a bounded time.
 
     churn.py CGROUP_PARENT FILES_DIR SECONDS [FILES]

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * loadclient: N concurrent HTTP/1.1 keep-alive clients scraping one URL on loopback for a
  * given time. Prints requests served, errors, latency percentiles and bytes, as key=value.

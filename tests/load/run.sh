@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Load test of cachestat_exporter (make loadtest), on loopback, bounded in time:
 #  1. LOAD_CLIENTS (200) concurrent keep-alive clients scrape /metrics for LOAD_SECONDS (60)
 #     while churn.py creates and removes cgroups with processes holding files open (one of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs cmocka test binaries and adds up their results into the line "N passed, N failed, N skipped".
 # Each skipped test is printed as "skip - BINARY: TEST (REASON)", the reason being the last line
 # "skip: REASON" the test printed before it called skip().

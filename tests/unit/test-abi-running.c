@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The ABI probe on the kernel this runs on, against an expectation derived here from raw
  * syscall(2) calls on a memfd of three written pages (not from the code under test): the seed's

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cgroup.procs parsing and the tree walk (on an ordinary directory tree). */
 #define _GNU_SOURCE
 #include <errno.h>

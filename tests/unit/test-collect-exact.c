@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One scan with exact oracles: the fake cachestat answers distinct non-zero page counts for each
  * of the five counters, in the form of the ABI the collector was given, so that every byte total

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One scan over a fake cgroup tree (an ordinary directory with cgroup.procs and memory.stat
  * files) with a fake cachestat; limits; and concurrent callers sharing one scan.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The config parser, fed from strings: defaults, a full file, and the errors an operator meets. */
 #include <errno.h>
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * creds: /proc/PID/status parsed from strings, and the cachestat permission rule against a
  * table of cases worked out from the kernel's can_do_cachestat() (FMODE_WRITE, owner or

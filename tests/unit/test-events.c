@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The events collector over a fake cgroup tree, and the memory.events parser: each known key a
  * sample with its event label, unknown keys ignored, a cgroup without the file (the root, a v1

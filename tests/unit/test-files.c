@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * File discovery on a real temporary tree and on this very process: dedupe by (dev, ino),
  * symlinks and FIFOs in a walk, globs, deleted-but-open files, the budget.

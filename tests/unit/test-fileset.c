@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Deduplication by (device, inode). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fstypes: mountinfo parsed from strings, the default exclusion, lookups by id and by path. */
 #define _GNU_SOURCE
 #include <errno.h>

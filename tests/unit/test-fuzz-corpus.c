@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Every input in exporter/fuzz/corpus/TARGET/ (seeds, and the inputs of crashes once fixed) run
  * once through its fuzz target, here under ASan and UBSan with gcc: a fixed crash stays fixed.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The HTTP server's basic auth path, end to end over a socket: a web config with one bcrypt user
  * (hashed here by libcrypt, not by the code under test); 401 with the realm without a login, with

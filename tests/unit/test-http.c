@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Listen addresses as node_exporter takes them, and a real request against the server. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The identity collector over a fake cgroup tree: one cachestat_cgroup_info series per cgroup,
  * with the labels its path gives and no others; the same labels in the JSON output.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The cgroup path parser: one test per shape of its table, then hostile names. */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The limits collector over a fake cgroup tree: numbers exported, "max" left out, a cgroup
  * without the files without series, a malformed file a failure that keeps the scan going.

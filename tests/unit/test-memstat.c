@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memory.stat and memory.numa_stat parsers, fed from strings. */
 #include <errno.h>
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mountinfo parser, fed from strings. */
 #include <errno.h>
 #include <setjmp.h>

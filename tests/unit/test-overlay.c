@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * overlay: the layer list read from super options, fed from strings, and the lookup through a
  * layer tree made in a temporary directory. The tree uses user.overlay.* xattrs (an overlay

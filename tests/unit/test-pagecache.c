@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The cachestat ABI probe against fake kernels, and the calls it chooses afterwards. */
 #include <errno.h>
 #include <setjmp.h>

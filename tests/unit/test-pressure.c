@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The pressure collector over a fake cgroup tree, and the PSI parser: the some and full totals
  * (microseconds in the file) as seconds with every digit, a cgroup without memory.pressure

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Dropping privileges and the seccomp allow-list, each in a fresh child (both are one-way).
  * Needs root for the drop; skipped, with the reason, otherwise.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Rendering: label escaping (quotes, backslashes, newlines, bytes that are not UTF-8) and a
  * known snapshot rendered to the golden files in golden/. UPDATE_GOLDEN=1 rewrites them.

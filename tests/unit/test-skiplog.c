@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * skiplog: the token bucket (burst, refill, the count of lines it refused), one bucket per
  * reason, the end-of-scan summary, and files' skip hook, which reports every skip it counts.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Checks of the source itself: no function in exporter/ over 60 lines, no goto-based cleanup,
  * a sane collector registry, and a section in docs/collectors.md for every collector in it.

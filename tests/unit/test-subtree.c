@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The subtree collector over fake cgroup trees (directories with cgroup.procs) whose files the
  * config assigns, with a fake cachestat that reports each file's size as its cached pages: a

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Top-N selection of per-file series: the right N, best first, ties by (dev, ino) whatever the
  * order of the offers, unique labels.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * utf8_sanitize() and the label escaping after it are one-to-one: a property test on random
  * byte strings (an alphabet heavy in backslashes, "x", hex digits, invalid and multi-byte

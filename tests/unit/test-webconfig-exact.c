@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Web config logins with exact oracles: which bcrypt strings the parser takes (every character
  * and the cost's bounds), and where the login cache writes, counted from the number of

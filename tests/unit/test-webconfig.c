@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The web config parser (fed from strings), its loader's file checks, and basic auth. */
 #define _GNU_SOURCE
 #include <crypt.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Prints every series (name and label set) that occurs more than once in a text exposition,
 # one per line, and exits 1 if there is any. Labels are compared as the text format defines
 # them (escapes read back), so two spellings of one value count as one.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Hostile holder for tests/integration/hardening.sh (runs as an unprivileged user): holds the
 # files given in several ways and asks the kernel itself which of them it may learn the page
 # cache state of, the oracle the exporter must agree with. Usage:

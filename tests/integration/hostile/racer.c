@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Hostile process for tests/integration/hardening.sh: holds O_PATH descriptors to a regular
  * file, a character device node and a FIFO, and swaps descriptors 100-103 among them as fast as
