@@ -30,11 +30,7 @@ struct collector {
 	long page_size;
 
 	pthread_mutex_t lock;
-	pthread_cond_t done;
 	struct config_ref *cfg;      /* under lock */
-	bool scanning;               /* under lock */
-	unsigned long generation;    /* scans finished; under lock */
-	struct snapshot *latest;     /* under lock */
 	uint64_t skipped[_SKIP_MAX]; /* cumulative; under lock */
 };
 
@@ -352,6 +348,33 @@ fail:
 	return NULL;
 }
 
+int collector_scan(struct collector *c, struct snapshot **ret)
+{
+	struct config_ref *cfg;
+	struct snapshot *snap;
+
+	pthread_mutex_lock(&c->lock);
+	cfg = c->cfg;
+	cfg->refs++;
+	pthread_mutex_unlock(&c->lock);
+
+	snap = scan_run(c, cfg->cfg);
+
+	pthread_mutex_lock(&c->lock);
+	config_ref_drop(cfg);
+	if (snap) {
+		for (int i = 0; i < _SKIP_MAX; i++) {
+			c->skipped[i] += snap->skipped[i];
+			snap->skipped[i] = c->skipped[i];
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (!snap)
+		return -ENOMEM;
+	*ret = snap;
+	return 0;
+}
+
 int collector_new(const struct collector_options *opts, const struct pagecache *pc,
 		  struct config *cfg, struct collector **ret)
 {
@@ -379,7 +402,6 @@ int collector_new(const struct collector_options *opts, const struct pagecache *
 	if (c->page_size <= 0)
 		c->page_size = 4096;
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->done, NULL);
 	*ret = c;
 	return 0;
 }
@@ -401,62 +423,12 @@ void collector_set_config(struct collector *c, struct config *cfg)
 	pthread_mutex_unlock(&c->lock);
 }
 
-int collector_snapshot(struct collector *c, struct snapshot **ret, bool *ret_fresh)
-{
-	struct config_ref *cfg;
-	struct snapshot *snap;
-
-	pthread_mutex_lock(&c->lock);
-	if (c->scanning) {
-		unsigned long gen = c->generation;
-
-		while (c->generation == gen)
-			pthread_cond_wait(&c->done, &c->lock);
-		snap = snapshot_ref(c->latest);
-		pthread_mutex_unlock(&c->lock);
-		if (!snap)
-			return -ENOMEM;
-		*ret = snap;
-		*ret_fresh = false;
-		return 0;
-	}
-	c->scanning = true;
-	cfg = c->cfg;
-	cfg->refs++;
-	pthread_mutex_unlock(&c->lock);
-
-	snap = scan_run(c, cfg->cfg);
-
-	pthread_mutex_lock(&c->lock);
-	config_ref_drop(cfg);
-	if (snap) {
-		for (int i = 0; i < _SKIP_MAX; i++) {
-			c->skipped[i] += snap->skipped[i];
-			snap->skipped[i] = c->skipped[i];
-		}
-	}
-	snapshot_unref(c->latest);
-	c->latest = snap;
-	snapshot_ref(snap);
-	c->scanning = false;
-	c->generation++;
-	pthread_cond_broadcast(&c->done);
-	pthread_mutex_unlock(&c->lock);
-	if (!snap)
-		return -ENOMEM;
-	*ret = snap;
-	*ret_fresh = true;
-	return 0;
-}
-
 void collector_free(struct collector *c)
 {
 	if (!c)
 		return;
-	snapshot_unref(c->latest);
 	config_ref_drop(c->cfg);
 	pthread_mutex_destroy(&c->lock);
-	pthread_cond_destroy(&c->done);
 	free(c->cgroupfs);
 	free(c->procfs);
 	free(c);

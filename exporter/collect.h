@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * collect: one scan of the cgroup tree into a snapshot. Concurrent callers share the scan in
- * progress: the ones that arrive while it runs wait for it and get the same snapshot.
+ * collect: one scan of the cgroup tree into a snapshot (scheduler decides when scans run and
+ * who shares them).
  * Never logs: what went wrong is in snapshot->problem and the collector success flags.
  */
 #pragma once
@@ -28,10 +28,10 @@ int collector_new(const struct collector_options *opts, const struct pagecache *
 void collector_set_config(struct collector *c, struct config *cfg);
 
 /*
- * A fresh snapshot: from a scan this call starts, or from the one in progress. *ret_fresh says
- * whether this caller ran the scan (and should log its problem). Returns 0 or -ENOMEM.
+ * One scan with the current config, in the calling thread; skipped counts in the snapshot are
+ * cumulative since start. Safe to call from several threads at once. Returns 0 or -ENOMEM.
  * The caller drops the snapshot with snapshot_unref().
  */
-int collector_snapshot(struct collector *c, struct snapshot **ret, bool *ret_fresh);
+int collector_scan(struct collector *c, struct snapshot **ret);
 
 void collector_free(struct collector *c);

@@ -23,6 +23,7 @@
 #include "pagecache.h"
 #include "privs.h"
 #include "render.h"
+#include "scheduler.h"
 #include "util.h"
 #include "version.h"
 
@@ -342,7 +343,7 @@ static int after_bind(void *userdata)
 
 static int metrics_body(void *userdata, char **ret_body, size_t *ret_len)
 {
-	struct collector *c = userdata;
+	struct scheduler *sched = userdata;
 	struct snapshot *snap = NULL;
 	_cleanup_fclose_ FILE *f = NULL;
 	char *body = NULL;
@@ -350,7 +351,7 @@ static int metrics_body(void *userdata, char **ret_body, size_t *ret_len)
 	bool fresh;
 	int r;
 
-	r = collector_snapshot(c, &snap, &fresh);
+	r = scheduler_snapshot(sched, &snap, &fresh);
 	if (r < 0) {
 		log_error("scan failed: %s", strerror(-r));
 		return r;
@@ -400,10 +401,10 @@ static int load_config(const char *path, struct config **ret, char **ret_error)
 static int run_once(struct collector *c, enum format format)
 {
 	struct snapshot *snap = NULL;
-	bool fresh, failed = false;
+	bool failed = false;
 	int r;
 
-	r = collector_snapshot(c, &snap, &fresh);
+	r = collector_scan(c, &snap);
 	if (r < 0) {
 		log_error("scan failed: %s", strerror(-r));
 		return r;
@@ -477,6 +478,7 @@ int main(int argc, char **argv)
 	struct http_options ho;
 	struct collector_options co;
 	struct collector *c = NULL;
+	struct scheduler *sched = NULL;
 	struct http_server *srv = NULL;
 	struct config *cfg = NULL;
 	struct pagecache pc;
@@ -542,7 +544,12 @@ int main(int argc, char **argv)
 		.after_bind = after_bind,
 		.after_bind_userdata = &a,
 	};
-	r = http_start(&ho, metrics_body, c, &srv, &err);
+	r = scheduler_new(c, &sched);
+	if (r < 0) {
+		log_error("cannot set up the scheduler: %s", strerror(-r));
+		goto fail;
+	}
+	r = http_start(&ho, metrics_body, sched, &srv, &err);
 	if (r < 0) {
 		log_error("%s", err ? err : strerror(-r));
 		goto fail;
@@ -553,12 +560,14 @@ int main(int argc, char **argv)
 		log_info("listening on %s, metrics at %s", a.listen[i], a.telemetry_path);
 	serve(c, &a);
 	http_stop(srv);
+	scheduler_free(sched);
 	collector_free(c);
 	free(a.listen);
 	return EXIT_SUCCESS;
 
 fail:
 	config_free(cfg);
+	scheduler_free(sched);
 	collector_free(c);
 	free(a.listen);
 	return EXIT_FAILURE;
