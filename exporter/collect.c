@@ -375,6 +375,16 @@ int collector_scan(struct collector *c, struct snapshot **ret)
 	return 0;
 }
 
+double collector_max_scan_seconds(struct collector *c)
+{
+	double v;
+
+	pthread_mutex_lock(&c->lock);
+	v = c->cfg->cfg->max_scan_seconds;
+	pthread_mutex_unlock(&c->lock);
+	return v;
+}
+
 int collector_new(const struct collector_options *opts, const struct pagecache *pc,
 		  struct config *cfg, struct collector **ret)
 {

@@ -34,4 +34,7 @@ void collector_set_config(struct collector *c, struct config *cfg);
  */
 int collector_scan(struct collector *c, struct snapshot **ret);
 
+/* limits.max_scan_seconds of the current config: a scan checks it between files. */
+double collector_max_scan_seconds(struct collector *c);
+
 void collector_free(struct collector *c);

@@ -341,42 +341,6 @@ static int after_bind(void *userdata)
 	return 0;
 }
 
-static int metrics_body(void *userdata, char **ret_body, size_t *ret_len)
-{
-	struct scheduler *sched = userdata;
-	struct snapshot *snap = NULL;
-	_cleanup_fclose_ FILE *f = NULL;
-	char *body = NULL;
-	size_t len = 0;
-	bool fresh;
-	int r;
-
-	r = scheduler_snapshot(sched, &snap, &fresh);
-	if (r < 0) {
-		log_error("scan failed: %s", strerror(-r));
-		return r;
-	}
-	if (fresh && snap->problem)
-		log_warn("scan: %s", snap->problem);
-	f = open_memstream(&body, &len);
-	if (!f) {
-		r = -errno;
-		snapshot_unref(snap);
-		return r;
-	}
-	r = render_text(f, snap, &meta);
-	snapshot_unref(snap);
-	if (fclose(TAKE_PTR(f)) != 0 && r == 0)
-		r = -EIO;
-	if (r < 0) {
-		free(body);
-		return r;
-	}
-	*ret_body = body;
-	*ret_len = len;
-	return 0;
-}
-
 /* Loads the config (the defaults without a path); *ret_error says why not (caller frees). */
 static int load_config(const char *path, struct config **ret, char **ret_error)
 {
@@ -544,12 +508,12 @@ int main(int argc, char **argv)
 		.after_bind = after_bind,
 		.after_bind_userdata = &a,
 	};
-	r = scheduler_new(c, &sched);
+	r = scheduler_new(c, &meta, &sched); /* takes c */
 	if (r < 0) {
 		log_error("cannot set up the scheduler: %s", strerror(-r));
 		goto fail;
 	}
-	r = http_start(&ho, metrics_body, sched, &srv, &err);
+	r = http_start(&ho, sched, &srv, &err);
 	if (r < 0) {
 		log_error("%s", err ? err : strerror(-r));
 		goto fail;
@@ -561,14 +525,15 @@ int main(int argc, char **argv)
 	serve(c, &a);
 	http_stop(srv);
 	scheduler_free(sched);
-	collector_free(c);
 	free(a.listen);
 	return EXIT_SUCCESS;
 
 fail:
 	config_free(cfg);
-	scheduler_free(sched);
-	collector_free(c);
+	if (sched)
+		scheduler_free(sched);
+	else
+		collector_free(c);
 	free(a.listen);
 	return EXIT_FAILURE;
 }

@@ -1,25 +1,71 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * scheduler: when scans run and who shares them. Concurrent callers share the scan in
- * progress: the ones that arrive while it runs wait for it and get the same snapshot.
+ * scheduler: when scans run, who shares them, and what a scrape gets when a scan does not
+ * end in time. Scans run in scanner threads of their own; each finished snapshot is rendered
+ * once (text, and gzip of it) into a shared, reference-counted body that every scrape of it
+ * serves. A scrape waits for a fresh body at most its budget, then gets the last complete one
+ * and is told how old it is. A scan that runs far past limits.max_scan_seconds (a hung file
+ * system: the scan checks its clock only between files) is left behind, not joined, and
+ * counted; at most one is left behind at a time, so at most two scanner threads exist.
+ * Never logs.
  */
 #pragma once
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "collect.h"
-#include "snapshot.h"
+#include "render.h"
+
+/* A scan this long past max_scan_seconds is stuck. */
+#define SCHEDULER_STUCK_MARGIN_SECONDS 2.0
+
+/* One snapshot, rendered. Immutable once published; drop with sched_body_unref(). */
+struct sched_body {
+	atomic_int refs;
+	uint64_t seq;      /* the scan's number, from 1 */
+	uint64_t done_ns;  /* CLOCK_MONOTONIC when the scan ended */
+	char *text;        /* text format 0.0.4 */
+	size_t len;
+	unsigned char *gz; /* text as one gzip member; NULL when compression failed */
+	size_t gz_len;
+	char *problem;     /* the scan's first problem, or NULL */
+	atomic_bool problem_taken;
+};
+
+struct sched_body *sched_body_ref(struct sched_body *b);
+void sched_body_unref(struct sched_body *b);
+
+/*
+ * text as one gzip member (RFC 1952): members may follow each other in one stream, so that a
+ * scrape can append its own small one. Returns 0, -ENOMEM or -EIO.
+ */
+int sched_gzip(const char *text, size_t len, unsigned char **ret, size_t *ret_len);
 
 struct scheduler;
 
-/* Scans with c (not owned). Returns 0 or -ENOMEM. */
-int scheduler_new(struct collector *c, struct scheduler **ret);
+/*
+ * Takes ownership of c (freed with the scheduler, or by its last scanner thread when one is
+ * stuck at that time). meta must outlive the scheduler. Returns 0 or -ENOMEM (c not taken).
+ * No thread starts here: scanner threads are started by the scrapes that need them, so that
+ * they run with the privileges of the serving threads.
+ */
+int scheduler_new(struct collector *c, const struct render_meta *meta, struct scheduler **ret);
 
 /*
- * A fresh snapshot: from a scan this call starts, or from the one in progress. *ret_fresh says
- * whether this caller ran the scan (and should log its problem). Returns 0 or -ENOMEM.
- * The caller drops the snapshot with snapshot_unref().
+ * The body for a scrape that may wait budget_ns: the one of the scan in progress or of a scan
+ * this call starts (scan false: the latest as it is, no scan started). *ret_stale is set when
+ * the budget ran out first and an older body is served. Returns 0, -ENODATA when no scan has
+ * ended yet (in the budget), or -ENOMEM.
  */
-int scheduler_snapshot(struct scheduler *s, struct snapshot **ret, bool *ret_fresh);
+int scheduler_get(struct scheduler *s, uint64_t budget_ns, bool scan, struct sched_body **ret,
+		  bool *ret_stale);
+
+/* Scans left behind since start (cachestat_scans_stuck_total). */
+uint64_t scheduler_stuck_total(struct scheduler *s);
 
 void scheduler_free(struct scheduler *s);
+
+uint64_t scheduler_now_ns(void);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The scheduler over a fake cgroup tree with a fake cachestat: concurrent scrapes share one
- * scan.
+ * scan and one rendered body; a scan that hangs is left behind and scrapes get the last body.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -71,8 +71,10 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+static const struct render_meta meta = { .version = "t", .revision = "t" };
+
 /* A collector whose scan of /b cachestats the five files of data. */
-static struct collector *make(void)
+static struct collector *make(double max_scan_seconds)
 {
 	struct collector_options o = {
 		.cgroupfs = root, .procfs = "/proc", .enable = { true, true, true }
@@ -83,7 +85,8 @@ static struct collector *make(void)
 	char *json = NULL, *err = NULL;
 
 	assert_true(asprintf(&json, "{ \"cgroups\": [ { \"match\": \"/b\", \"paths\": [\"%s\"] } ],"
-				    " \"per_file_top\": 0 }", data) > 0);
+				    " \"per_file_top\": 0, \"limits\": { \"max_scan_seconds\": %g } }",
+			     data, max_scan_seconds) > 0);
 	if (config_parse(json, strlen(json), "t", &cfg, &err) < 0)
 		fail_msg("config: %s", err);
 	free(json);
@@ -94,8 +97,8 @@ static struct collector *make(void)
 struct racer {
 	struct scheduler *s;
 	pthread_barrier_t *start;
-	struct snapshot *got;
-	bool fresh;
+	struct sched_body *got;
+	bool stale;
 };
 
 static void *race(void *arg)
@@ -103,23 +106,22 @@ static void *race(void *arg)
 	struct racer *r = arg;
 
 	pthread_barrier_wait(r->start);
-	if (scheduler_snapshot(r->s, &r->got, &r->fresh) < 0)
+	if (scheduler_get(r->s, 10000000000ULL, true, &r->got, &r->stale) < 0)
 		r->got = NULL;
 	return NULL;
 }
 
-/* Callers that arrive while a scan runs wait for it and share its snapshot. */
+/* Callers that arrive while a scan runs wait for it and share its rendered body. */
 static void test_shared_scan(void **state)
 {
-	struct collector *c = make();
+	struct collector *c = make(10);
 	struct scheduler *s = NULL;
 	struct racer r[4];
 	pthread_t t[4];
 	pthread_barrier_t start;
-	int fresh = 0;
 
 	(void)state;
-	assert_int_equal(scheduler_new(c, &s), 0);
+	assert_int_equal(scheduler_new(c, &meta, &s), 0);
 	fake_calls = 0;
 	fake_delay_ms = 100; /* 5 files: a scan of half a second, long enough under load */
 	pthread_barrier_init(&start, NULL, 4);
@@ -133,21 +135,110 @@ static void test_shared_scan(void **state)
 	for (int i = 0; i < 4; i++) {
 		assert_non_null(r[i].got);
 		assert_ptr_equal(r[i].got, r[0].got);
-		fresh += r[i].fresh;
+		assert_false(r[i].stale);
 	}
-	assert_int_equal(fresh, 1);
 	assert_int_equal(fake_calls, 5); /* one scan of five files */
+	assert_non_null(strstr(r[0].got->text, "cachestat_cgroup_files{cgroup=\"/b\"} 5\n"));
+	assert_non_null(r[0].got->gz);
 	for (int i = 0; i < 4; i++)
-		snapshot_unref(r[i].got);
+		sched_body_unref(r[i].got);
 	pthread_barrier_destroy(&start);
 	scheduler_free(s);
-	collector_free(c);
+}
+
+static double since(uint64_t t0)
+{
+	return (double)(scheduler_now_ns() - t0) / 1e9;
+}
+
+static int threads(void)
+{
+	char line[256];
+	int n = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/*
+ * A scan blocked in one call (3 s, past max_scan_seconds 0.5 + the margin): scrapes get the
+ * last body within their budget, the scan is left behind and counted once, a new one starts
+ * beside it, and never more than two scanner threads exist.
+ */
+static void test_stuck_scan(void **state)
+{
+	struct collector *c = make(0.5);
+	struct scheduler *s = NULL;
+	struct sched_body *b = NULL, *first;
+	uint64_t t0;
+	bool stale;
+	int base = threads();
+
+	(void)state;
+	assert_int_equal(scheduler_new(c, &meta, &s), 0);
+	fake_delay_ms = 0;
+	assert_int_equal(scheduler_get(s, 5000000000ULL, true, &first, &stale), 0);
+	assert_false(stale);
+
+	fake_delay_ms = 3000;
+	t0 = scheduler_now_ns();
+	assert_int_equal(scheduler_get(s, 300000000ULL, true, &b, &stale), 0);
+	assert_true(since(t0) < 1.0);
+	assert_true(stale);
+	assert_ptr_equal(b, first);
+	sched_body_unref(b);
+	assert_int_equal(scheduler_stuck_total(s), 0);
+
+	/* past max_scan_seconds + margin: left behind; the next scrape starts another scan */
+	while (since(t0) < 0.5 + SCHEDULER_STUCK_MARGIN_SECONDS + 0.1)
+		usleep(50000);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(scheduler_get(s, 50000000ULL, true, &b, &stale), 0);
+		assert_true(stale);
+		sched_body_unref(b);
+		assert_true(threads() <= base + 2);
+	}
+	assert_int_equal(scheduler_stuck_total(s), 1);
+
+	/* the file system answers again: a fresh body */
+	fake_delay_ms = 0;
+	assert_int_equal(scheduler_get(s, 8000000000ULL, true, &b, &stale), 0);
+	assert_false(stale);
+	assert_true(b->seq > first->seq);
+	sched_body_unref(b);
+	sched_body_unref(first);
+	assert_int_equal(scheduler_stuck_total(s), 1);
+	scheduler_free(s);
+}
+
+/* HEAD's way: the latest as it is, no scan, and -ENODATA before the first. */
+static void test_no_scan(void **state)
+{
+	struct collector *c = make(10);
+	struct scheduler *s = NULL;
+	struct sched_body *b = NULL;
+	bool stale;
+
+	(void)state;
+	assert_int_equal(scheduler_new(c, &meta, &s), 0);
+	fake_calls = 0;
+	assert_int_equal(scheduler_get(s, 1000000000ULL, false, &b, &stale), -ENODATA);
+	usleep(100000);
+	assert_int_equal(fake_calls, 0);
+	scheduler_free(s);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shared_scan),
+		cmocka_unit_test(test_stuck_scan),
+		cmocka_unit_test(test_no_scan),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
