@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -763,58 +762,110 @@ static enum MHD_Result scrape_ok(struct http_server *s, struct MHD_Connection *c
 	return queue(s, conn, MHD_HTTP_OK, resp, st);
 }
 
-/* A request marked so is in in_flight until request_completed() sees it. */
-static char counted_request;
-
 /*
- * A scrape: the body of a scan that ends within the scrape's budget, else the last complete
- * one (its age says so). HEAD serves the latest as it is and starts no scan.
+ * One request. A scrape that waits for a scan is suspended (it holds no thread) and resumed
+ * by the scheduler's wake; libmicrohttpd then calls handle() again for it.
  */
-static enum MHD_Result scrape(struct http_server *s, struct MHD_Connection *conn, bool head,
-			      const struct web_state *st, void **req_cls)
+struct request {
+	struct http_server *s;
+	struct MHD_Connection *conn;
+	pthread_mutex_t lock; /* enqueue and suspend, against wake */
+	struct sched_waiter w;
+	bool counted; /* in in_flight until request_completed() */
+	bool waiting; /* suspended for a scan; the body is to be taken */
+};
+
+static void request_wake(void *userdata)
+{
+	struct request *req = userdata;
+
+	/* the lock is held from the enqueue to the suspend: never resume before suspending */
+	pthread_mutex_lock(&req->lock);
+	MHD_resume_connection(req->conn);
+	pthread_mutex_unlock(&req->lock);
+}
+
+/* The answer once the scheduler has a body for the request (or none). */
+static enum MHD_Result scrape_answer(struct http_server *s, struct request *req, bool head,
+				     const struct web_state *st)
 {
 	struct sched_body *b = NULL;
-	unsigned busy;
-	bool stale;
+	bool stale = false;
 	int r;
 
-	busy = atomic_fetch_add(&s->in_flight, 1);
-	*req_cls = &counted_request; /* until its body is sent */
-	if (s->max_requests && busy >= s->max_requests)
-		return text(s, conn, MHD_HTTP_SERVICE_UNAVAILABLE,
-			    "503 too many scrapes at once (--web.max-requests)\n", st);
-	r = scheduler_get(s->sched, scrape_budget_ns(conn), !head, &b, &stale);
+	r = scheduler_take(s->sched, &req->w, &b, &stale);
 	if (r == 0 && b->problem && !atomic_exchange(&b->problem_taken, true))
 		log_warn("scan: %s", b->problem);
 	if (r == 0 && stale)
 		log_debug("scrape: the scan did not end in time; serving one %.1f s old",
 			  (double)(scheduler_now_ns() - b->done_ns) / 1e9);
-	if (r == -ENODATA && !head)
-		return text(s, conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+	if (r < 0 && !head)
+		return text(s, req->conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 			    "503 the first scan has not ended yet\n", st);
-	if (r < 0 && r != -ENODATA) {
-		log_error("scan failed: %s", strerror(-r));
-		return text(s, conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "500 scan failed\n", st);
+	return scrape_ok(s, req->conn, b, st);
+}
+
+/*
+ * A scrape: the body of a scan that ends within the scrape's budget, else the last complete
+ * one (its age says so). HEAD serves the latest as it is and starts no scan.
+ */
+static enum MHD_Result scrape(struct http_server *s, struct request *req, bool head,
+			      const struct web_state *st)
+{
+	unsigned busy;
+	int r;
+
+	if (req->waiting) {
+		req->waiting = false;
+		return scrape_answer(s, req, head, st);
 	}
-	return scrape_ok(s, conn, b, st);
+	busy = atomic_fetch_add(&s->in_flight, 1);
+	req->counted = true; /* until its body is sent */
+	if (s->max_requests && busy >= s->max_requests)
+		return text(s, req->conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+			    "503 too many scrapes at once (--web.max-requests)\n", st);
+	req->w = (struct sched_waiter){ .wake = request_wake, .userdata = req };
+	pthread_mutex_lock(&req->lock);
+	r = scheduler_enqueue(s->sched, scrape_budget_ns(req->conn), !head, &req->w);
+	if (r == 0) {
+		req->waiting = true;
+		MHD_suspend_connection(req->conn);
+	}
+	pthread_mutex_unlock(&req->lock);
+	if (r == 0)
+		return MHD_YES;
+	if (r < 0) {
+		log_error("scan failed: %s", strerror(-r));
+		return text(s, req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "500 scan failed\n", st);
+	}
+	return scrape_answer(s, req, head, st);
 }
 
 static void request_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 			      enum MHD_RequestTerminationCode toe)
 {
 	struct http_server *s = cls;
+	struct request *req = *req_cls;
 
 	(void)conn;
 	(void)toe;
-	if (*req_cls == &counted_request)
+	if (!req)
+		return;
+	if (req->counted)
 		atomic_fetch_sub(&s->in_flight, 1);
+	pthread_mutex_destroy(&req->lock);
+	free(req);
 	*req_cls = NULL;
 }
 
-static enum MHD_Result route(struct http_server *s, struct MHD_Connection *conn, const char *url,
-			     const char *method, struct web_state *st, void **req_cls)
+static enum MHD_Result route(struct http_server *s, struct request *req, const char *url,
+			     const char *method, struct web_state *st)
 {
+	struct MHD_Connection *conn = req->conn;
 	bool head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+
+	if (req->waiting) /* resumed: authorized before it waited */
+		return scrape(s, req, head, st);
 
 	switch (authorized(conn, st)) {
 	case WEBCONFIG_LOGIN_REFUSED:
@@ -828,7 +879,7 @@ static enum MHD_Result route(struct http_server *s, struct MHD_Connection *conn,
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && !head)
 		return text(s, conn, MHD_HTTP_METHOD_NOT_ALLOWED, "405 method not allowed\n", st);
 	if (strcmp(url, s->telemetry_path) == 0)
-		return scrape(s, conn, head, st, req_cls);
+		return scrape(s, req, head, st);
 	if (strcmp(url, "/") == 0)
 		return reply(s, conn, MHD_HTTP_OK, "text/html; charset=utf-8", s->landing,
 			     strlen(s->landing), MHD_RESPMEM_PERSISTENT, st);
@@ -840,15 +891,20 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 			      size_t *upload_data_size, void **req_cls)
 {
 	struct http_server *s = cls;
-	static char first_call;
+	struct request *req = *req_cls;
 	struct web_state *st;
 	enum MHD_Result r;
 
 	(void)version;
 	(void)upload_data;
-	if (*req_cls == NULL) {
+	if (!req) {
 		/* headers only so far; answer once the request is complete */
-		*req_cls = &first_call;
+		req = calloc(1, sizeof(*req));
+		if (!req)
+			return MHD_NO;
+		*req = (struct request){ .s = s, .conn = conn };
+		pthread_mutex_init(&req->lock, NULL);
+		*req_cls = req;
 		return MHD_YES;
 	}
 	if (*upload_data_size != 0) {
@@ -857,7 +913,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	}
 	maybe_reload(s); /* a kept-alive connection sees a changed login too */
 	st = state_get(s);
-	r = route(s, conn, url, method, st, req_cls);
+	r = route(s, req, url, method, st);
 	state_put(st);
 	return r;
 }
@@ -945,9 +1001,10 @@ static struct MHD_Daemon *start_one(struct http_server *s, const struct http_opt
 	/*
 	 * epoll with a pool of threads: a connection costs a descriptor and its memory, not a
 	 * thread, so that hundreds of slow clients cannot take every thread. The threads wait in
-	 * epoll_wait() without a timeout: MHD_USE_ITC lets MHD_stop_daemon() wake them.
+	 * epoll_wait() without a timeout: the inter-thread channel of MHD_ALLOW_SUSPEND_RESUME
+	 * lets MHD_stop_daemon() and a resumed scrape wake them.
 	 */
-	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
 	struct MHD_OptionItem tls[5] = { { MHD_OPTION_END, 0, NULL } };
 	const struct webconfig *wc = st->wc;
 
@@ -1004,19 +1061,12 @@ static void fd_list_done(struct fd_list *l)
 }
 
 /*
- * Per process, once: glibc's malloc arenas capped (each thread that allocates would get its
- * own, up to 8 per core, each keeping its peak), and the soft descriptor limit raised to the
- * hard one, as Go programs do, for the connections allowed.
+ * Per process, once: glibc's malloc arenas capped. Each thread that allocates would get an
+ * arena of its own, up to 8 per core, each keeping its peak.
  */
 static void process_limits(void)
 {
-	struct rlimit rl;
-
 	mallopt(M_ARENA_MAX, HTTP_MALLOC_ARENAS);
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		(void)setrlimit(RLIMIT_NOFILE, &rl);
-	}
 }
 
 /* The server without its listeners; ip slots for every connection it may hold. */
@@ -1126,6 +1176,8 @@ void http_stop(struct http_server *s)
 {
 	if (!s)
 		return;
+	if (s->sched)
+		scheduler_wake_all(s->sched); /* no scrape may stay suspended */
 	for (size_t i = 0; i < s->n_daemons; i++)
 		MHD_stop_daemon(s->daemons[i]);
 	state_put(s->state);

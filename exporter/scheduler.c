@@ -16,17 +16,19 @@ struct scheduler {
 	struct collector *c;
 	const struct render_meta *meta;
 	pthread_mutex_t lock;
-	pthread_cond_t done; /* on CLOCK_MONOTONIC */
+	pthread_cond_t timer; /* on CLOCK_MONOTONIC: the timer thread's */
 	/* all under lock */
 	uint64_t next_seq;       /* number of the next scan */
 	uint64_t running;        /* number of the scan scrapes wait for, 0: none */
 	uint64_t running_start_ns;
 	uint64_t done_seq;       /* highest number of a scan that ended */
 	unsigned scanners;       /* scanner threads alive: the running one and a stuck one */
+	bool timer_alive;
+	struct sched_waiter *waiters;
 	bool stuck_alive;        /* a scan left behind has not ended yet */
 	uint64_t stuck_total;
 	struct sched_body *latest;
-	bool closing;            /* scheduler_free() ran: the last scanner frees */
+	bool closing;            /* scheduler_free() ran: the last thread out frees */
 };
 
 struct scan_job {
@@ -125,8 +127,43 @@ static void scheduler_destroy(struct scheduler *s)
 	sched_body_unref(s->latest);
 	collector_free(s->c);
 	pthread_mutex_destroy(&s->lock);
-	pthread_cond_destroy(&s->done);
+	pthread_cond_destroy(&s->timer);
 	free(s);
+}
+
+/* Under lock: takes the waiters that may go (their scan ended, or their deadline passed). */
+static struct sched_waiter *take_ready(struct scheduler *s, uint64_t now, bool all)
+{
+	struct sched_waiter *ready = NULL, **p = &s->waiters;
+
+	while (*p) {
+		struct sched_waiter *w = *p;
+
+		if (all || w->target <= s->done_seq || w->deadline <= now) {
+			*p = w->next;
+			w->next = ready;
+			ready = w;
+		} else {
+			p = &w->next;
+		}
+	}
+	return ready;
+}
+
+static void wake_list(struct sched_waiter *w)
+{
+	while (w) {
+		struct sched_waiter *next = w->next;
+
+		w->wake(w->userdata); /* may free w */
+		w = next;
+	}
+}
+
+/* Under lock: whether the scheduler's last thread has ended after scheduler_free(). */
+static bool last_out(const struct scheduler *s)
+{
+	return s->closing && s->scanners == 0 && !s->timer_alive;
 }
 
 static void *scanner(void *arg)
@@ -134,6 +171,7 @@ static void *scanner(void *arg)
 	struct scan_job *j = arg;
 	struct scheduler *s = j->s;
 	struct sched_body *b = NULL, *old = NULL;
+	struct sched_waiter *ready;
 	struct snapshot *snap = NULL;
 	bool last;
 
@@ -153,9 +191,11 @@ static void *scanner(void *arg)
 	else
 		s->stuck_alive = false; /* it was left behind */
 	s->scanners--;
-	last = s->closing && s->scanners == 0;
-	pthread_cond_broadcast(&s->done);
+	last = last_out(s);
+	ready = take_ready(s, scheduler_now_ns(), false);
+	pthread_cond_signal(&s->timer);
 	pthread_mutex_unlock(&s->lock);
+	wake_list(ready);
 	sched_body_unref(old);
 	sched_body_unref(b); /* one older than the latest: a stuck scan that came back late */
 	free(j);
@@ -220,51 +260,156 @@ int scheduler_new(struct collector *c, const struct render_meta *meta, struct sc
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->done, &ca);
+	pthread_cond_init(&s->timer, &ca);
 	pthread_condattr_destroy(&ca);
 	*ret = s;
 	return 0;
 }
 
-/* Under lock: waits until scan target ended or deadline passed; false on the deadline. */
-static bool wait_for(struct scheduler *s, uint64_t target, uint64_t deadline)
+/* Wakes the waiters whose deadline passes; ends after scheduler_free(). */
+static void *timer(void *arg)
 {
-	struct timespec ts = { .tv_sec = (time_t)(deadline / 1000000000ULL),
-			       .tv_nsec = (long)(deadline % 1000000000ULL) };
+	struct scheduler *s = arg;
+	bool last;
 
-	while (s->done_seq < target)
-		if (pthread_cond_timedwait(&s->done, &s->lock, &ts) == ETIMEDOUT)
-			return s->done_seq >= target;
-	return true;
+	pthread_mutex_lock(&s->lock);
+	while (!s->closing) {
+		uint64_t next = UINT64_MAX, now = scheduler_now_ns();
+		struct sched_waiter *ready = take_ready(s, now, false);
+
+		if (ready) {
+			pthread_mutex_unlock(&s->lock);
+			wake_list(ready);
+			pthread_mutex_lock(&s->lock);
+			continue;
+		}
+		for (struct sched_waiter *w = s->waiters; w; w = w->next)
+			if (w->deadline < next)
+				next = w->deadline;
+		if (next == UINT64_MAX) {
+			pthread_cond_wait(&s->timer, &s->lock);
+		} else {
+			struct timespec ts = { .tv_sec = (time_t)(next / 1000000000ULL),
+					       .tv_nsec = (long)(next % 1000000000ULL) };
+
+			pthread_cond_timedwait(&s->timer, &s->lock, &ts);
+		}
+	}
+	s->timer_alive = false;
+	last = last_out(s);
+	pthread_mutex_unlock(&s->lock);
+	if (last)
+		scheduler_destroy(s);
+	return NULL;
+}
+
+/* Under lock: the timer thread, when there is none. Returns 0 or -errno. */
+static int start_timer(struct scheduler *s)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int r;
+
+	if (s->timer_alive)
+		return 0;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	r = pthread_create(&t, &attr, timer, s);
+	pthread_attr_destroy(&attr);
+	if (r != 0)
+		return -r;
+	s->timer_alive = true;
+	return 0;
+}
+
+int scheduler_enqueue(struct scheduler *s, uint64_t budget_ns, bool scan, struct sched_waiter *w)
+{
+	uint64_t now = scheduler_now_ns();
+	int r = 0;
+
+	w->target = 0;
+	pthread_mutex_lock(&s->lock);
+	check_stuck(s, now);
+	if (scan) {
+		/* without a thread for the scan or the timer, serve what there is at once */
+		if (start_scan(s, now) == 0 && start_timer(s) == 0) {
+			w->target = s->running ? s->running : s->next_seq; /* none: a stuck one's */
+			w->deadline = now + budget_ns;
+		}
+	}
+	if (w->target > s->done_seq) {
+		w->next = s->waiters;
+		s->waiters = w;
+		pthread_cond_signal(&s->timer);
+	} else {
+		r = 1;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+int scheduler_take(struct scheduler *s, const struct sched_waiter *w, struct sched_body **ret,
+		   bool *ret_stale)
+{
+	struct sched_body *b;
+
+	pthread_mutex_lock(&s->lock);
+	b = sched_body_ref(s->latest);
+	pthread_mutex_unlock(&s->lock);
+	if (!b)
+		return -ENODATA;
+	*ret_stale = b->seq < w->target;
+	*ret = b;
+	return 0;
+}
+
+/* A waiter of scheduler_get(): its thread sleeps on a condition variable. */
+struct sync_wait {
+	struct sched_waiter w;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool woken;
+};
+
+static void sync_wake(void *userdata)
+{
+	struct sync_wait *sw = userdata;
+
+	pthread_mutex_lock(&sw->lock);
+	sw->woken = true;
+	pthread_cond_signal(&sw->cond);
+	pthread_mutex_unlock(&sw->lock);
 }
 
 int scheduler_get(struct scheduler *s, uint64_t budget_ns, bool scan, struct sched_body **ret,
 		  bool *ret_stale)
 {
-	uint64_t now = scheduler_now_ns(), target;
-	struct sched_body *b;
-	bool in_time = true;
-	int r = 0;
+	struct sync_wait sw = { .w = { .wake = sync_wake } };
+	int r;
+
+	sw.w.userdata = &sw;
+	pthread_mutex_init(&sw.lock, NULL);
+	pthread_cond_init(&sw.cond, NULL);
+	r = scheduler_enqueue(s, budget_ns, scan, &sw.w);
+	pthread_mutex_lock(&sw.lock);
+	while (r == 0 && !sw.woken)
+		pthread_cond_wait(&sw.cond, &sw.lock);
+	pthread_mutex_unlock(&sw.lock);
+	pthread_mutex_destroy(&sw.lock);
+	pthread_cond_destroy(&sw.cond);
+	if (r < 0)
+		return r;
+	return scheduler_take(s, &sw.w, ret, ret_stale);
+}
+
+void scheduler_wake_all(struct scheduler *s)
+{
+	struct sched_waiter *ready;
 
 	pthread_mutex_lock(&s->lock);
-	check_stuck(s, now);
-	if (scan) {
-		r = start_scan(s, now);
-		target = s->running ? s->running : s->next_seq; /* none: only a stuck one ends */
-		if (r == 0)
-			in_time = wait_for(s, target, now + budget_ns);
-		if (!in_time)
-			check_stuck(s, scheduler_now_ns());
-	} else {
-		target = 0;
-	}
-	b = sched_body_ref(s->latest);
+	ready = take_ready(s, 0, true);
 	pthread_mutex_unlock(&s->lock);
-	if (!b)
-		return r < 0 ? r : scan && in_time ? -ENOMEM : -ENODATA;
-	*ret_stale = b->seq < target;
-	*ret = b;
-	return 0;
+	wake_list(ready);
 }
 
 uint64_t scheduler_stuck_total(struct scheduler *s)
@@ -283,9 +428,11 @@ void scheduler_free(struct scheduler *s)
 
 	if (!s)
 		return;
+	scheduler_wake_all(s);
 	pthread_mutex_lock(&s->lock);
 	s->closing = true;
-	now = s->scanners == 0;
+	now = last_out(s);
+	pthread_cond_signal(&s->timer);
 	pthread_mutex_unlock(&s->lock);
 	if (now)
 		scheduler_destroy(s);

@@ -6,8 +6,8 @@
  * serves. A scrape waits for a fresh body at most its budget, then gets the last complete one
  * and is told how old it is. A scan that runs far past limits.max_scan_seconds (a hung file
  * system: the scan checks its clock only between files) is left behind, not joined, and
- * counted; at most one is left behind at a time, so at most two scanner threads exist.
- * Never logs.
+ * counted; at most one is left behind at a time, so at most two scanner threads exist. A
+ * timer thread wakes the scrapes whose budget ran out. Never logs.
  */
 #pragma once
 
@@ -55,13 +55,38 @@ struct scheduler;
 int scheduler_new(struct collector *c, const struct render_meta *meta, struct scheduler **ret);
 
 /*
- * The body for a scrape that may wait budget_ns: the one of the scan in progress or of a scan
- * this call starts (scan false: the latest as it is, no scan started). *ret_stale is set when
- * the budget ran out first and an older body is served. Returns 0, -ENODATA when no scan has
- * ended yet (in the budget), or -ENOMEM.
+ * A scrape that waits without holding a thread. The caller sets wake and userdata; wake is
+ * called once, from another thread and without the scheduler's lock, when the scan waited
+ * for ends or the budget runs out.
  */
+struct sched_waiter {
+	void (*wake)(void *userdata);
+	void *userdata;
+	/* the scheduler's */
+	uint64_t target, deadline;
+	struct sched_waiter *next;
+};
+
+/*
+ * Asks for the body of the scan in progress or of one this call starts (scan false: the
+ * latest as it is, no scan started). Returns 1 when scheduler_take() may be called at once,
+ * 0 when w waits (scheduler_take() once w->wake has been called), or -ENOMEM.
+ */
+int scheduler_enqueue(struct scheduler *s, uint64_t budget_ns, bool scan, struct sched_waiter *w);
+
+/*
+ * The body for w: the one it waited for, or the last complete one (*ret_stale set: the budget
+ * ran out first). Returns 0, or -ENODATA when no scan has ended yet.
+ */
+int scheduler_take(struct scheduler *s, const struct sched_waiter *w, struct sched_body **ret,
+		   bool *ret_stale);
+
+/* scheduler_enqueue() and scheduler_take() in one call that blocks the calling thread. */
 int scheduler_get(struct scheduler *s, uint64_t budget_ns, bool scan, struct sched_body **ret,
 		  bool *ret_stale);
+
+/* Wakes every waiter now (before the server stops: none may stay suspended). */
+void scheduler_wake_all(struct scheduler *s);
 
 /* Scans left behind since start (cachestat_scans_stuck_total). */
 uint64_t scheduler_stuck_total(struct scheduler *s);
