@@ -51,6 +51,7 @@ struct args {
 	const char *user;
 	bool drop_privileges;
 	bool seccomp;
+	double scan_min_interval;
 };
 
 static const struct render_meta meta = { .version = CACHESTAT_VERSION,
@@ -76,6 +77,8 @@ static void usage(FILE *f)
 		"  --web.connection-timeout=SECONDS  idle time before a connection is closed\n"
 		"                             (default %u)\n"
 		"  --config.file=FILE         JSON config: paths per cgroup, per-file top N, limits\n"
+		"  --scan.min-interval=SECONDS  a scrape this soon after a scan gets its snapshot\n"
+		"                             without a new scan (default 0: every scrape scans)\n"
 		"  --path.cgroupfs=DIR        cgroup v2 mount to walk (default " DEFAULT_CGROUPFS ",\n"
 		"                             or where cgroup v2 is mounted on a hybrid host)\n"
 		"  --path.procfs=DIR          procfs mount (default /proc)\n"
@@ -116,6 +119,7 @@ enum {
 	OPT_USER,
 	OPT_NO_DROP,
 	OPT_SECCOMP,
+	OPT_SCAN_MIN_INTERVAL,
 	OPT_COLLECTOR_ON = 512,  /* + collector id */
 	OPT_COLLECTOR_OFF = 768, /* + collector id */
 };
@@ -151,6 +155,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "no-security.drop-privileges", no_argument, NULL, OPT_NO_DROP },
 		{ "security.seccomp", no_argument, NULL, OPT_SECCOMP },
 		{ "config.file", required_argument, NULL, OPT_CONFIG },
+		{ "scan.min-interval", required_argument, NULL, OPT_SCAN_MIN_INTERVAL },
 		{ "path.cgroupfs", required_argument, NULL, OPT_CGROUPFS },
 		{ "path.procfs", required_argument, NULL, OPT_PROCFS },
 		{ "collector.cachestat", no_argument, NULL, OPT_COLLECTOR_ON + COLLECTOR_CACHESTAT },
@@ -212,6 +217,18 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case OPT_SECCOMP:
 			a->seccomp = true;
 			break;
+		case OPT_SCAN_MIN_INTERVAL: {
+			char *end;
+
+			errno = 0;
+			a->scan_min_interval = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(a->scan_min_interval >= 0) ||
+			    a->scan_min_interval > 3600) {
+				fprintf(stderr, "--scan.min-interval: want seconds from 0 to 3600\n");
+				return -EINVAL;
+			}
+			break;
+		}
 		case OPT_CGROUPFS:
 			a->cgroupfs = optarg;
 			a->cgroupfs_given = true;
@@ -513,6 +530,7 @@ int main(int argc, char **argv)
 		log_error("cannot set up the scheduler: %s", strerror(-r));
 		goto fail;
 	}
+	scheduler_set_min_interval(sched, a.scan_min_interval);
 	r = http_start(&ho, sched, &srv, &err);
 	if (r < 0) {
 		log_error("%s", err ? err : strerror(-r));

@@ -27,6 +27,7 @@ struct scheduler {
 	struct sched_waiter *waiters;
 	bool stuck_alive;        /* a scan left behind has not ended yet */
 	uint64_t stuck_total;
+	uint64_t min_interval_ns; /* a body younger than this is served without a scan */
 	struct sched_body *latest;
 	bool closing;            /* scheduler_free() ran: the last thread out frees */
 };
@@ -330,6 +331,8 @@ int scheduler_enqueue(struct scheduler *s, uint64_t budget_ns, bool scan, struct
 	w->target = 0;
 	pthread_mutex_lock(&s->lock);
 	check_stuck(s, now);
+	if (scan && s->latest && now - s->latest->done_ns < s->min_interval_ns)
+		scan = false; /* recent enough */
 	if (scan) {
 		/* without a thread for the scan or the timer, serve what there is at once */
 		if (start_scan(s, now) == 0 && start_timer(s) == 0) {
@@ -410,6 +413,13 @@ void scheduler_wake_all(struct scheduler *s)
 	ready = take_ready(s, 0, true);
 	pthread_mutex_unlock(&s->lock);
 	wake_list(ready);
+}
+
+void scheduler_set_min_interval(struct scheduler *s, double seconds)
+{
+	pthread_mutex_lock(&s->lock);
+	s->min_interval_ns = (uint64_t)(seconds * 1e9);
+	pthread_mutex_unlock(&s->lock);
 }
 
 uint64_t scheduler_stuck_total(struct scheduler *s)

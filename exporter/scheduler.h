@@ -88,6 +88,12 @@ int scheduler_get(struct scheduler *s, uint64_t budget_ns, bool scan, struct sch
 /* Wakes every waiter now (before the server stops: none may stay suspended). */
 void scheduler_wake_all(struct scheduler *s);
 
+/*
+ * Scans start at most once per seconds: a scrape within that time of the last scan's end gets
+ * its body without a scan (0, the default: every scrape waits for a scan).
+ */
+void scheduler_set_min_interval(struct scheduler *s, double seconds);
+
 /* Scans left behind since start (cachestat_scans_stuck_total). */
 uint64_t scheduler_stuck_total(struct scheduler *s);
 

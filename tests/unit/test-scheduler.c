@@ -216,6 +216,33 @@ static void test_stuck_scan(void **state)
 	scheduler_free(s);
 }
 
+/* With a minimum interval, a scrape soon after a scan gets its body: no scan, same buffers. */
+static void test_min_interval(void **state)
+{
+	struct collector *c = make(10);
+	struct scheduler *s = NULL;
+	struct sched_body *a = NULL, *b = NULL;
+	bool stale;
+
+	(void)state;
+	assert_int_equal(scheduler_new(c, &meta, &s), 0);
+	scheduler_set_min_interval(s, 10);
+	fake_calls = 0;
+	assert_int_equal(scheduler_get(s, 5000000000ULL, true, &a, &stale), 0);
+	assert_int_equal(fake_calls, 5);
+	assert_int_equal(scheduler_get(s, 5000000000ULL, true, &b, &stale), 0);
+	assert_int_equal(fake_calls, 5);
+	assert_ptr_equal(a, b);
+	assert_false(stale);
+	sched_body_unref(a);
+	sched_body_unref(b);
+	scheduler_set_min_interval(s, 0);
+	assert_int_equal(scheduler_get(s, 5000000000ULL, true, &b, &stale), 0);
+	assert_int_equal(fake_calls, 10);
+	sched_body_unref(b);
+	scheduler_free(s);
+}
+
 /* HEAD's way: the latest as it is, no scan, and -ENODATA before the first. */
 static void test_no_scan(void **state)
 {
@@ -239,6 +266,7 @@ int main(void)
 		cmocka_unit_test(test_shared_scan),
 		cmocka_unit_test(test_stuck_scan),
 		cmocka_unit_test(test_no_scan),
+		cmocka_unit_test(test_min_interval),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
