@@ -778,11 +778,17 @@ struct request {
 static void request_wake(void *userdata)
 {
 	struct request *req = userdata;
+	struct MHD_Connection *conn;
 
-	/* the lock is held from the enqueue to the suspend: never resume before suspending */
+	/*
+	 * The lock is held from the enqueue to the suspend: taking it makes sure the connection
+	 * is suspended. Once resumed the request may end and be freed at once: req is not
+	 * touched after that.
+	 */
 	pthread_mutex_lock(&req->lock);
-	MHD_resume_connection(req->conn);
+	conn = req->conn;
 	pthread_mutex_unlock(&req->lock);
+	MHD_resume_connection(conn);
 }
 
 /* The answer once the scheduler has a body for the request (or none). */

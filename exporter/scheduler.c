@@ -24,6 +24,7 @@ struct scheduler {
 	uint64_t done_seq;       /* highest number of a scan that ended */
 	unsigned scanners;       /* scanner threads alive: the running one and a stuck one */
 	bool timer_alive;
+	pthread_t timer_thread;  /* joined by scheduler_free(): it never waits on a file system */
 	struct sched_waiter *waiters;
 	bool stuck_alive;        /* a scan left behind has not ended yet */
 	uint64_t stuck_total;
@@ -196,10 +197,10 @@ static void *scanner(void *arg)
 	ready = take_ready(s, scheduler_now_ns(), false);
 	pthread_cond_signal(&s->timer);
 	pthread_mutex_unlock(&s->lock);
-	wake_list(ready);
 	sched_body_unref(old);
 	sched_body_unref(b); /* one older than the latest: a stuck scan that came back late */
 	free(j);
+	wake_list(ready); /* last: a woken scraper may end the process */
 	if (last)
 		scheduler_destroy(s);
 	return NULL;
@@ -267,11 +268,10 @@ int scheduler_new(struct collector *c, const struct render_meta *meta, struct sc
 	return 0;
 }
 
-/* Wakes the waiters whose deadline passes; ends after scheduler_free(). */
+/* Wakes the waiters whose deadline passes; ends when scheduler_free() asks. */
 static void *timer(void *arg)
 {
 	struct scheduler *s = arg;
-	bool last;
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->closing) {
@@ -296,27 +296,18 @@ static void *timer(void *arg)
 			pthread_cond_timedwait(&s->timer, &s->lock, &ts);
 		}
 	}
-	s->timer_alive = false;
-	last = last_out(s);
 	pthread_mutex_unlock(&s->lock);
-	if (last)
-		scheduler_destroy(s);
 	return NULL;
 }
 
 /* Under lock: the timer thread, when there is none. Returns 0 or -errno. */
 static int start_timer(struct scheduler *s)
 {
-	pthread_attr_t attr;
-	pthread_t t;
 	int r;
 
 	if (s->timer_alive)
 		return 0;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	r = pthread_create(&t, &attr, timer, s);
-	pthread_attr_destroy(&attr);
+	r = pthread_create(&s->timer_thread, NULL, timer, s);
 	if (r != 0)
 		return -r;
 	s->timer_alive = true;
@@ -434,15 +425,21 @@ uint64_t scheduler_stuck_total(struct scheduler *s)
 
 void scheduler_free(struct scheduler *s)
 {
-	bool now;
+	bool now, timer_alive;
 
 	if (!s)
 		return;
 	scheduler_wake_all(s);
 	pthread_mutex_lock(&s->lock);
 	s->closing = true;
-	now = last_out(s);
+	timer_alive = s->timer_alive;
 	pthread_cond_signal(&s->timer);
+	pthread_mutex_unlock(&s->lock);
+	if (timer_alive)
+		pthread_join(s->timer_thread, NULL);
+	pthread_mutex_lock(&s->lock);
+	s->timer_alive = false;
+	now = last_out(s);
 	pthread_mutex_unlock(&s->lock);
 	if (now)
 		scheduler_destroy(s);
