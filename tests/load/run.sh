@@ -6,6 +6,9 @@
 #     config assigns to those cgroups. Reports requests served, errors (must be 0), p50/p99
 #     latency and the exporter's peak RSS (VmHWM). LOAD_CGROUPS (5000) more cgroups, idle,
 #     stand beside them, so that every scan walks them and every body holds their series.
+#     LOAD_GZIP=1: the clients ask for gzip, as Prometheus does. LOAD_EXPORTER_FLAGS: more
+#     flags for the exporter (e.g. --scan.min-interval=5: scrapes served from a cached
+#     snapshot).
 #  2. LOAD_MILLION (1000000) files in one directory assigned to one cgroup: a scrape must
 #     come back within the configured caps (max_files_per_cgroup, max_scan_seconds) with the
 #     rest counted as skipped{reason="limit"}. LOAD_MILLION=0 leaves this out.
@@ -149,7 +152,7 @@ grep -c 'level=error' "$log" | { read -r n; [ "$n" -eq 0 ] && pass "no error in 
 scans=$(curl -s "http://127.0.0.1:$port/metrics" | grep -c '^cachestat_cgroup_cached_bytes')
 echo "after the load: $scans cgroups in a scrape"
 
-summary1="load: clients=$clients seconds=$seconds cgroups=$scans requests=$requests errors=$errors rps=$(val rps) p50_ms=$(val p50_ms) p99_ms=$(val p99_ms) max_ms=$(val max_ms) peak_rss_mib=$rss $(cat "$work/churn.out")"
+summary1="load: clients=$clients seconds=$seconds cgroups=$scans gzip=${LOAD_GZIP:-0} flags=${LOAD_EXPORTER_FLAGS:-none} requests=$requests errors=$errors rps=$(val rps) p50_ms=$(val p50_ms) p99_ms=$(val p99_ms) max_ms=$(val max_ms) peak_rss_mib=$rss $(cat "$work/churn.out")"
 stop_exporter
 
 # ==== 2. a million files in one cgroup ====
