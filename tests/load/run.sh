@@ -42,7 +42,7 @@ cc -std=gnu11 -O2 -Wall -Wextra -o "$out/loadclient" "$here/loadclient.c" -lpthr
 
 work=$(mktemp -d /var/tmp/cse-load.XXXXXX)
 chmod 755 "$work"
-exporter_pid= churn_pid= cgparent= idleparent=
+exporter_pid='' churn_pid='' cgparent='' idleparent=''
 cleanup() {
 	[ -n "$churn_pid" ] && kill "$churn_pid" 2>/dev/null && wait "$churn_pid" 2>/dev/null
 	stop_exporter
@@ -140,7 +140,7 @@ if kill -0 "$exporter_pid" 2>/dev/null; then
 	rss=$(hwm_mib "$exporter_pid")
 	pass "the exporter survived the load (peak RSS ${rss} MiB)"
 else
-	rss=?
+	rss='?'
 	fail "the exporter died under load"
 	sed 's/^/  | /' "$log" | tail -n 20
 fi
