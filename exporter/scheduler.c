@@ -322,8 +322,12 @@ int scheduler_enqueue(struct scheduler *s, uint64_t budget_ns, bool scan, struct
 	w->target = 0;
 	pthread_mutex_lock(&s->lock);
 	check_stuck(s, now);
-	if (scan && s->latest && now - s->latest->done_ns < s->min_interval_ns)
-		scan = false; /* recent enough */
+	if (scan && s->latest && s->min_interval_ns) {
+		/* the latest at once; past the interval a scan refreshes it for the next ones */
+		if (now - s->latest->done_ns >= s->min_interval_ns)
+			(void)start_scan(s, now);
+		scan = false;
+	}
 	if (scan) {
 		/* without a thread for the scan or the timer, serve what there is at once */
 		if (start_scan(s, now) == 0 && start_timer(s) == 0) {

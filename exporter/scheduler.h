@@ -89,8 +89,9 @@ int scheduler_get(struct scheduler *s, uint64_t budget_ns, bool scan, struct sch
 void scheduler_wake_all(struct scheduler *s);
 
 /*
- * Scans start at most once per seconds: a scrape within that time of the last scan's end gets
- * its body without a scan (0, the default: every scrape waits for a scan).
+ * With seconds > 0, a scrape gets the latest body at once, once there is one, and starts a
+ * scan in the background when that body is older than seconds: bodies are at most seconds
+ * plus a scan old. 0, the default: every scrape waits for a scan.
  */
 void scheduler_set_min_interval(struct scheduler *s, double seconds);
 

@@ -216,7 +216,7 @@ static void test_stuck_scan(void **state)
 	scheduler_free(s);
 }
 
-/* With a minimum interval, a scrape soon after a scan gets its body: no scan, same buffers. */
+/* With a minimum interval, scrapes get the latest body at once; an old one starts a scan. */
 static void test_min_interval(void **state)
 {
 	struct collector *c = make(10);
@@ -234,11 +234,21 @@ static void test_min_interval(void **state)
 	assert_int_equal(fake_calls, 5);
 	assert_ptr_equal(a, b);
 	assert_false(stale);
-	sched_body_unref(a);
 	sched_body_unref(b);
-	scheduler_set_min_interval(s, 0);
+	/* past the interval: the same body at once, and a scan in the background */
+	scheduler_set_min_interval(s, 0.2);
+	usleep(300000);
 	assert_int_equal(scheduler_get(s, 5000000000ULL, true, &b, &stale), 0);
+	assert_ptr_equal(a, b);
+	sched_body_unref(b);
+	for (int i = 0; i < 100 && __atomic_load_n(&fake_calls, __ATOMIC_RELAXED) < 10; i++)
+		usleep(20000);
 	assert_int_equal(fake_calls, 10);
+	sched_body_unref(a);
+	scheduler_set_min_interval(s, 0);
+	usleep(100000); /* the background scan's end */
+	assert_int_equal(scheduler_get(s, 5000000000ULL, true, &b, &stale), 0);
+	assert_int_equal(fake_calls, 15);
 	sched_body_unref(b);
 	scheduler_free(s);
 }
