@@ -792,17 +792,23 @@ static void cache_add(struct webconfig *wc, const uint8_t digest[32], bool ok)
 	pthread_mutex_unlock(&wc->cache_lock);
 }
 
-/* bcrypt, one run at a time in the process, and a token bucket for the rate. */
+/*
+ * bcrypt, one run at a time in the process, and a token bucket for the rate, taken before
+ * waiting for the run: what is over the rate is refused at once instead of queueing.
+ */
 static pthread_mutex_t bcrypt_lock = PTHREAD_MUTEX_INITIALIZER;
-static double bcrypt_tokens = WEBCONFIG_BCRYPT_BURST; /* under bcrypt_lock */
-static struct timespec bcrypt_last;                   /* under bcrypt_lock */
+static pthread_mutex_t token_lock = PTHREAD_MUTEX_INITIALIZER;
+static double bcrypt_tokens = WEBCONFIG_BCRYPT_BURST; /* under token_lock */
+static struct timespec bcrypt_last;                   /* under token_lock */
 
-/* Under bcrypt_lock: takes a token, false when none is left. */
+/* Takes a token, false when none is left. */
 static bool bcrypt_take_token(void)
 {
 	struct timespec now;
 	double dt;
+	bool ok;
 
+	pthread_mutex_lock(&token_lock);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	dt = (double)(now.tv_sec - bcrypt_last.tv_sec) +
 	     (double)(now.tv_nsec - bcrypt_last.tv_nsec) / 1e9;
@@ -810,10 +816,11 @@ static bool bcrypt_take_token(void)
 	bcrypt_tokens += dt * WEBCONFIG_BCRYPT_PER_SECOND;
 	if (bcrypt_tokens > WEBCONFIG_BCRYPT_BURST)
 		bcrypt_tokens = WEBCONFIG_BCRYPT_BURST;
-	if (bcrypt_tokens < 1)
-		return false;
-	bcrypt_tokens -= 1;
-	return true;
+	ok = bcrypt_tokens >= 1;
+	if (ok)
+		bcrypt_tokens -= 1;
+	pthread_mutex_unlock(&token_lock);
+	return ok;
 }
 
 /* Under bcrypt_lock: the bcrypt check itself. */
@@ -850,12 +857,12 @@ enum webconfig_login webconfig_login(struct webconfig *wc, const char *user, con
 	if (cache_find(wc, digest, &ok))
 		return ok ? WEBCONFIG_LOGIN_OK : WEBCONFIG_LOGIN_REFUSED;
 
+	if (!bcrypt_take_token())
+		return WEBCONFIG_LOGIN_BUSY;
 	pthread_mutex_lock(&bcrypt_lock);
 	/* the same login may have been checked while this one waited for the lock */
 	if (cache_find(wc, digest, &ok))
 		res = ok ? WEBCONFIG_LOGIN_OK : WEBCONFIG_LOGIN_REFUSED;
-	else if (!bcrypt_take_token())
-		res = WEBCONFIG_LOGIN_BUSY;
 	else {
 		ok = bcrypt_check(wc, user, password);
 		cache_add(wc, digest, ok);
