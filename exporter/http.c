@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -1001,6 +1002,21 @@ static int listen_on(const char *addr, char **ret_error)
 	return fd;
 }
 
+/*
+ * Threads for a listener: HTTP_THREAD_POOL_SIZE, fewer under a small descriptor limit (each
+ * takes an epoll and an eventfd descriptor; a sixteenth of them at most goes to that).
+ */
+static unsigned pool_size(void)
+{
+	struct rlimit rl;
+	rlim_t n;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return HTTP_THREAD_POOL_SIZE;
+	n = rl.rlim_cur / 32;
+	return n < 1 ? 1 : n > HTTP_THREAD_POOL_SIZE ? HTTP_THREAD_POOL_SIZE : (unsigned)n;
+}
+
 static struct MHD_Daemon *start_one(struct http_server *s, const struct http_options *o,
 				    int fd, const struct web_state *st)
 {
@@ -1027,7 +1043,7 @@ static struct MHD_Daemon *start_one(struct http_server *s, const struct http_opt
 	return MHD_start_daemon(flags, 0, accept_policy, s, handle, s,
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				MHD_OPTION_LISTEN_SOCKET, fd,
-				MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREAD_POOL_SIZE,
+				MHD_OPTION_THREAD_POOL_SIZE, pool_size(),
 				MHD_OPTION_CONNECTION_LIMIT, o->connection_limit,
 				MHD_OPTION_CONNECTION_TIMEOUT, o->connection_timeout,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY_LIMIT,
