@@ -814,7 +814,9 @@ hard_selfmetrics() {
 	enc=$(curl -s -D - -o "$work/self.gz" -H 'Accept-Encoding: gzip' "$base/metrics" | tr -d '\r' |
 		sed -n 's/^Content-Encoding: //Ip')
 	eq "gzip when the client accepts it" "$enc" gzip
-	gzip -dc "$work/self.gz" | grep -q '^cachestat_build_info' && pass "the gzip body decodes to the metrics" ||
+	gzip -dc "$work/self.gz" >"$work/self.unz" 2>/dev/null
+	grep -q '^cachestat_build_info' "$work/self.unz" && grep -q '^process_open_fds' "$work/self.unz" &&
+		pass "the gzip body decodes to the metrics, both members" ||
 		fail "the gzip body does not decode"
 	stop_exporter
 }
