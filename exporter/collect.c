@@ -29,11 +29,7 @@ struct collector {
 	struct fstypes fstypes; /* its mount cache is the running scan's */
 
 	pthread_mutex_t lock;
-	pthread_cond_t done;
 	struct config_ref *cfg;      /* under lock */
-	bool scanning;               /* under lock */
-	unsigned long generation;    /* scans finished; under lock */
-	struct snapshot *latest;     /* under lock */
 	uint64_t skipped[_SKIP_MAX]; /* cumulative; under lock */
 };
 
@@ -297,7 +293,6 @@ int collector_new(const struct collector_options *opts, const struct pagecache *
 		c->page_size = 4096;
 	c->opts.fs_types_exclude = NULL;
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->done, NULL);
 	if (fstypes_init(&c->fstypes, opts->fs_types_exclude ? opts->fs_types_exclude
 							     : FSTYPES_DEFAULT_EXCLUDE) < 0) {
 		collector_free(c); /* frees cfg too: it was handed over */
@@ -324,26 +319,12 @@ void collector_set_config(struct collector *c, struct config *cfg)
 	pthread_mutex_unlock(&c->lock);
 }
 
-int collector_snapshot(struct collector *c, struct snapshot **ret, bool *ret_fresh)
+int collector_scan(struct collector *c, struct snapshot **ret)
 {
 	struct config_ref *cfg;
 	struct snapshot *snap;
 
 	pthread_mutex_lock(&c->lock);
-	if (c->scanning) {
-		unsigned long gen = c->generation;
-
-		while (c->generation == gen)
-			pthread_cond_wait(&c->done, &c->lock);
-		snap = snapshot_ref(c->latest);
-		pthread_mutex_unlock(&c->lock);
-		if (!snap)
-			return -ENOMEM;
-		*ret = snap;
-		*ret_fresh = false;
-		return 0;
-	}
-	c->scanning = true;
 	cfg = c->cfg;
 	cfg->refs++;
 	pthread_mutex_unlock(&c->lock);
@@ -358,29 +339,30 @@ int collector_snapshot(struct collector *c, struct snapshot **ret, bool *ret_fre
 			snap->skipped[i] = c->skipped[i];
 		}
 	}
-	snapshot_unref(c->latest);
-	c->latest = snap;
-	snapshot_ref(snap);
-	c->scanning = false;
-	c->generation++;
-	pthread_cond_broadcast(&c->done);
 	pthread_mutex_unlock(&c->lock);
 	if (!snap)
 		return -ENOMEM;
 	*ret = snap;
-	*ret_fresh = true;
 	return 0;
+}
+
+double collector_max_scan_seconds(struct collector *c)
+{
+	double v;
+
+	pthread_mutex_lock(&c->lock);
+	v = c->cfg->cfg->max_scan_seconds;
+	pthread_mutex_unlock(&c->lock);
+	return v;
 }
 
 void collector_free(struct collector *c)
 {
 	if (!c)
 		return;
-	snapshot_unref(c->latest);
 	config_ref_drop(c->cfg);
 	fstypes_done(&c->fstypes);
 	pthread_mutex_destroy(&c->lock);
-	pthread_cond_destroy(&c->done);
 	free(c->cgroupfs);
 	free(c->procfs);
 	free(c);

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * collect: one scan of the cgroup tree into a snapshot, running the registered collectors
- * (registry.h) over each cgroup. Concurrent callers share the scan in progress: the ones that
- * arrive while it runs wait for it and get the same snapshot.
+ * (registry.h) over each cgroup. When scans run and who shares them is the scheduler's.
  * Never logs: what went wrong is in snapshot->problem and the collector success flags.
  */
 #pragma once
@@ -31,11 +30,14 @@ int collector_new(const struct collector_options *opts, const struct pagecache *
 void collector_set_config(struct collector *c, struct config *cfg);
 
 /*
- * A fresh snapshot: from a scan this call starts, or from the one in progress. *ret_fresh says
- * whether this caller ran the scan (and should log its problem). Returns 0 or -ENOMEM.
+ * One scan with the current config, in the calling thread; skipped counts in the snapshot are
+ * cumulative since start. Safe to call from several threads at once. Returns 0 or -ENOMEM.
  * The caller drops the snapshot with snapshot_unref().
  */
-int collector_snapshot(struct collector *c, struct snapshot **ret, bool *ret_fresh);
+int collector_scan(struct collector *c, struct snapshot **ret);
+
+/* limits.max_scan_seconds of the current config: a scan checks it between files. */
+double collector_max_scan_seconds(struct collector *c);
 
 void collector_free(struct collector *c);
 

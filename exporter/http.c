@@ -3,8 +3,11 @@
 #include "http.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <gnutls/gnutls.h>
+#include <malloc.h>
+#include <math.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -14,12 +17,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "log.h"
 #include "render.h"
+#include "scheduler.h"
+#include "selfmetrics.h"
 #include "util.h"
 #include "webconfig.h"
 
@@ -47,15 +54,36 @@ struct file_id {
 	int err;
 };
 
+/*
+ * Connections per client: an IPv4 address, or the /64 of an IPv6 address (one host's
+ * allocation: a client picking addresses in it must not get a limit per address).
+ */
+struct ip_slot {
+	uint8_t key[16];
+	unsigned count; /* 0: free */
+};
+
+/* What a connection holds: the web state it started with, and its client's slot key. */
+struct conn_ctx {
+	struct web_state *st;
+	uint8_t key[16];
+	bool counted;
+};
+
 struct http_server {
 	struct MHD_Daemon **daemons;
 	size_t n_daemons;
 	char *telemetry_path;
 	char *landing;
-	http_metrics_fn metrics;
-	void *userdata;
+	struct scheduler *sched;
 	unsigned max_requests;
 	atomic_uint in_flight;
+	atomic_uint_fast64_t requests[SELFMETRICS_N_CODES];
+
+	unsigned per_ip_limit;
+	pthread_mutex_t ip_lock;
+	struct ip_slot *ip_slots; /* under ip_lock */
+	size_t n_ip_slots;
 
 	char *web_config_file;
 	bool tls;
@@ -258,21 +286,14 @@ static uint64_t mono_ns(void)
  * per change; so is a change that would switch TLS on or off, which needs a restart (the
  * listeners are made for one or the other).
  */
-static void maybe_reload(struct http_server *s)
+static void reload_if_changed(struct http_server *s)
 {
 	struct file_id now[4], seen[4], loaded[4];
 	struct web_state *st = NULL, *old;
 	size_t n_now, n_seen, n_loaded = 0;
 	_cleanup_free_ char *err = NULL;
-	uint64_t t = mono_ns();
-	bool changed = false, expect = false;
+	bool changed = false;
 	int r;
-
-	if (!s->web_config_file || t < atomic_load(&s->next_check_ns))
-		return;
-	if (!atomic_compare_exchange_strong(&s->reloading, &expect, true))
-		return;
-	atomic_store(&s->next_check_ns, t + HTTP_WEB_CONFIG_CHECK_NS);
 
 	pthread_mutex_lock(&s->lock);
 	n_seen = s->n_ids;
@@ -289,7 +310,7 @@ static void maybe_reload(struct http_server *s)
 	for (size_t i = 0; i < n_now && !changed; i++)
 		changed = !file_id_equal(&now[i], &seen[i]);
 	if (!changed)
-		goto out;
+		return;
 
 	/* What failed is not tried again until it changes: keep the ids of this check. */
 	r = web_load(s->web_config_file, &st, loaded, &n_loaded, &err);
@@ -319,33 +340,119 @@ static void maybe_reload(struct http_server *s)
 		log_info("web config reloaded from %s (%s, %zu basic auth users)", s->web_config_file,
 			 s->tls ? "TLS" : "plain HTTP", st->wc ? st->wc->n_users : 0);
 	}
-out:
+}
+
+static void maybe_reload(struct http_server *s)
+{
+	uint64_t t = mono_ns();
+	bool expect = false;
+
+	if (!s->web_config_file || t < atomic_load(&s->next_check_ns))
+		return;
+	if (!atomic_compare_exchange_strong(&s->reloading, &expect, true))
+		return;
+	atomic_store(&s->next_check_ns, t + HTTP_WEB_CONFIG_CHECK_NS);
+	reload_if_changed(s);
 	atomic_store(&s->reloading, false);
 }
 
+/* ---- connections per client ---- */
+
+/* The client's key: an IPv4 address (also when IPv4-mapped), or the /64 of an IPv6 one. */
+static void client_key(const struct sockaddr *sa, uint8_t key[16])
+{
+	memset(key, 0, 16);
+	if (sa && sa->sa_family == AF_INET) {
+		memcpy(key + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else if (sa && sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(a))
+			memcpy(key + 12, &a->s6_addr[12], 4);
+		else
+			memcpy(key, a->s6_addr, 8);
+	}
+}
+
+/* Under ip_lock: the slot of key, or a free one for it; NULL when the table is full. */
+static struct ip_slot *ip_slot_of(struct http_server *s, const uint8_t key[16], bool add)
+{
+	struct ip_slot *free_slot = NULL;
+
+	for (size_t i = 0; i < s->n_ip_slots; i++) {
+		struct ip_slot *e = &s->ip_slots[i];
+
+		if (e->count > 0 && memcmp(e->key, key, 16) == 0)
+			return e;
+		if (e->count == 0 && !free_slot)
+			free_slot = e;
+	}
+	if (!add || !free_slot)
+		return NULL;
+	memcpy(free_slot->key, key, 16);
+	return free_slot;
+}
+
 /*
- * A connection starts (before any TLS handshake): it takes the current web state, and a TLS
- * session gets that state's credentials, versions and client certificate policy, so that a
- * reloaded certificate is used from the next connection on.
+ * Before libmicrohttpd takes a connection: refuse a client that already holds per_ip_limit
+ * of them. Counted when the connection starts, so a few accepted at the same moment by
+ * different threads may pass the limit by one each.
  */
-static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-			  enum MHD_ConnectionNotificationCode code)
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {
 	struct http_server *s = cls;
+	struct ip_slot *e;
+	uint8_t key[16];
+	bool ok;
+
+	(void)addrlen;
+	if (s->per_ip_limit == 0)
+		return MHD_YES;
+	client_key(addr, key);
+	pthread_mutex_lock(&s->ip_lock);
+	e = ip_slot_of(s, key, false);
+	ok = !e || e->count < s->per_ip_limit;
+	pthread_mutex_unlock(&s->ip_lock);
+	return ok ? MHD_YES : MHD_NO;
+}
+
+static void conn_count(struct http_server *s, struct conn_ctx *ctx, struct MHD_Connection *conn)
+{
 	const union MHD_ConnectionInfo *ci;
-	struct web_state *st;
+	struct ip_slot *e;
+
+	if (s->per_ip_limit == 0)
+		return;
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	client_key(ci ? ci->client_addr : NULL, ctx->key);
+	pthread_mutex_lock(&s->ip_lock);
+	e = ip_slot_of(s, ctx->key, true);
+	if (e) {
+		e->count++;
+		ctx->counted = true;
+	}
+	pthread_mutex_unlock(&s->ip_lock);
+}
+
+static void conn_uncount(struct http_server *s, struct conn_ctx *ctx)
+{
+	struct ip_slot *e;
+
+	if (!ctx->counted)
+		return;
+	pthread_mutex_lock(&s->ip_lock);
+	e = ip_slot_of(s, ctx->key, false);
+	if (e)
+		e->count--;
+	pthread_mutex_unlock(&s->ip_lock);
+}
+
+/* A TLS session gets the state's credentials, versions and client certificate policy. */
+static void tls_setup(struct MHD_Connection *conn, const struct web_state *st)
+{
+	const union MHD_ConnectionInfo *ci;
 	gnutls_session_t session;
 
-	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-		state_put(*socket_context);
-		*socket_context = NULL;
-		return;
-	}
-	maybe_reload(s);
-	st = state_get(s);
-	*socket_context = st;
-	if (!st->cred)
-		return;
 	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
 	if (!ci || !ci->tls_session)
 		return; /* keeps the credentials of the start */
@@ -374,9 +481,64 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	}
 }
 
+/*
+ * A connection starts (before any TLS handshake): it is counted for its client, and takes the
+ * current web state, so that a reloaded certificate is used from the next connection on.
+ */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *s = cls;
+	struct conn_ctx *ctx = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if (ctx) {
+			conn_uncount(s, ctx);
+			state_put(ctx->st);
+			free(ctx);
+		}
+		*socket_context = NULL;
+		return;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return; /* handle() takes the state per request then */
+	conn_count(s, ctx, conn);
+	maybe_reload(s);
+	ctx->st = state_get(s);
+	*socket_context = ctx;
+	if (ctx->st->cred)
+		tls_setup(conn, ctx->st);
+}
+
+/*
+ * Percent-decoding of the path and arguments, as libmicrohttpd's own, except that "%00" stays
+ * as it is: a NUL would cut the string, and "/metrics%00" would be "/metrics".
+ */
+static size_t unescape(void *cls, struct MHD_Connection *conn, char *str)
+{
+	char *w = str;
+
+	(void)cls;
+	(void)conn;
+	for (const char *r = str; *r; r++) {
+		unsigned v;
+
+		if (r[0] == '%' && isxdigit((unsigned char)r[1]) && isxdigit((unsigned char)r[2]) &&
+		    sscanf(r + 1, "%2x", &v) == 1 && v != 0) {
+			*w++ = (char)v;
+			r += 2;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+	return (size_t)(w - str);
+}
+
 /* ---- requests ---- */
 
-static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status,
+static enum MHD_Result queue(struct http_server *s, struct MHD_Connection *conn, unsigned status,
 			     struct MHD_Response *resp, const struct web_state *st)
 {
 	enum MHD_Result r;
@@ -390,12 +552,13 @@ static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status,
 	else
 		r = MHD_queue_response(conn, status, resp);
 	MHD_destroy_response(resp);
+	atomic_fetch_add(&s->requests[selfmetrics_code_index(status)], 1);
 	return r;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
-			     char *body, size_t len, enum MHD_ResponseMemoryMode mode,
-			     const struct web_state *st)
+static enum MHD_Result reply(struct http_server *s, struct MHD_Connection *conn, unsigned status,
+			     const char *type, char *body, size_t len,
+			     enum MHD_ResponseMemoryMode mode, const struct web_state *st)
 {
 	struct MHD_Response *resp;
 
@@ -408,63 +571,326 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+	if (status == MHD_HTTP_SERVICE_UNAVAILABLE || status == MHD_HTTP_TOO_MANY_REQUESTS)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
-	return queue(conn, status, resp, st);
+	return queue(s, conn, status, resp, st);
 }
 
-static enum MHD_Result text(struct MHD_Connection *conn, unsigned status, const char *msg,
-			    const struct web_state *st)
+static enum MHD_Result text(struct http_server *s, struct MHD_Connection *conn, unsigned status,
+			    const char *msg, const struct web_state *st)
 {
-	return reply(conn, status, "text/plain; charset=utf-8", (char *)(uintptr_t)msg,
+	return reply(s, conn, status, "text/plain; charset=utf-8", (char *)(uintptr_t)msg,
 		     strlen(msg), MHD_RESPMEM_PERSISTENT, st);
 }
 
-/* Whether the request carries a login the web config accepts (true when it asks for none). */
-static bool authorized(struct MHD_Connection *conn, struct web_state *st)
+static void datum_freep(gnutls_datum_t *d)
 {
-	char *user, *pass = NULL;
-	bool ok;
-
-	if (!webconfig_has_auth(st->wc))
-		return true;
-	user = MHD_basic_auth_get_username_password(conn, &pass);
-	ok = user && pass && webconfig_check_login(st->wc, user, pass);
-	if (pass) {
-		explicit_bzero(pass, strlen(pass));
-		MHD_free(pass);
+	if (d->data) {
+		explicit_bzero(d->data, d->size);
+		gnutls_free(d->data);
 	}
-	if (user)
-		MHD_free(user);
-	return ok;
 }
 
-static enum MHD_Result scrape(struct http_server *s, struct MHD_Connection *conn,
+static void secret_freep(char **p)
+{
+	if (*p) {
+		explicit_bzero(*p, strlen(*p));
+		free(*p);
+	}
+}
+
+/*
+ * The login of an Authorization header: the scheme name in any case (RFC 7617), then base64
+ * of "user:password". A user or password holding a NUL is refused: it would be cut there.
+ */
+static enum webconfig_login basic_login(const char *header, struct webconfig *wc)
+{
+	_cleanup_(datum_freep) gnutls_datum_t dec = { NULL, 0 };
+	_cleanup_(secret_freep) char *user = NULL;
+	gnutls_datum_t b64;
+	const char *colon;
+
+	if (!header || strncasecmp(header, "Basic", 5) != 0 || (header[5] != ' ' && header[5] != '\t'))
+		return WEBCONFIG_LOGIN_REFUSED;
+	header += 5;
+	header += strspn(header, " \t");
+	b64 = (gnutls_datum_t){ (unsigned char *)(uintptr_t)header, (unsigned)strlen(header) };
+	if (b64.size == 0 || gnutls_base64_decode2(&b64, &dec) < 0)
+		return WEBCONFIG_LOGIN_REFUSED;
+	if (memchr(dec.data, '\0', dec.size))
+		return WEBCONFIG_LOGIN_REFUSED;
+	colon = memchr(dec.data, ':', dec.size);
+	if (!colon)
+		return WEBCONFIG_LOGIN_REFUSED;
+	user = strndup((const char *)dec.data, dec.size); /* "user:password" */
+	if (!user)
+		return WEBCONFIG_LOGIN_REFUSED;
+	user[colon - (const char *)dec.data] = '\0';
+	return webconfig_login(wc, user, user + (colon - (const char *)dec.data) + 1);
+}
+
+/* Whether the request carries a login the web config accepts (OK when it asks for none). */
+static enum webconfig_login authorized(struct MHD_Connection *conn, struct web_state *st)
+{
+	if (!webconfig_has_auth(st->wc))
+		return WEBCONFIG_LOGIN_OK;
+	return basic_login(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							MHD_HTTP_HEADER_AUTHORIZATION),
+			   st->wc);
+}
+
+/* How long this scrape may wait for a scan: Prometheus' timeout less a margin, or a default. */
+static uint64_t scrape_budget_ns(struct MHD_Connection *conn)
+{
+	const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						    "X-Prometheus-Scrape-Timeout-Seconds");
+	double t = HTTP_DEFAULT_SCRAPE_TIMEOUT;
+	char *end;
+
+	if (v) {
+		double x;
+
+		errno = 0;
+		x = strtod(v, &end);
+		if (errno == 0 && end != v && *end == '\0' && x > 0 && x <= 3600)
+			t = x;
+	}
+	t = t > 2 * HTTP_SCRAPE_TIMEOUT_MARGIN ? t - HTTP_SCRAPE_TIMEOUT_MARGIN : t / 2;
+	return (uint64_t)(t * 1e9);
+}
+
+/* Whether Accept-Encoding allows gzip: "gzip" or "*" listed, and not with q=0. */
+static bool accepts_gzip(struct MHD_Connection *conn)
+{
+	const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	bool gzip = false, star = false, gzip_seen = false;
+
+	while (v && *v) {
+		size_t n, len = strcspn(v, ",");
+		const char *q;
+		bool zero;
+
+		v += strspn(v, " \t");
+		len = strcspn(v, ",");
+		n = strcspn(v, ";, \t");
+		q = memmem(v, len, "q=", 2);
+		zero = q && strtod(q + 2, NULL) == 0;
+		if (n == 4 && strncasecmp(v, "gzip", 4) == 0) {
+			gzip_seen = true;
+			gzip = !zero;
+		} else if (n == 1 && v[0] == '*') {
+			star = !zero;
+		}
+		v += len;
+		v += *v == ',';
+	}
+	return gzip_seen ? gzip : star;
+}
+
+/* What a scrape's response holds until it is sent: the shared body and its own tail. */
+struct scrape_reply {
+	struct sched_body *body;
+	void *tail;
+};
+
+static void scrape_reply_free(void *cls)
+{
+	struct scrape_reply *r = cls;
+
+	sched_body_unref(r->body);
+	free(r->tail);
+	free(r);
+}
+
+/* The self metrics of this scrape as text, gzipped when gz. Returns 0 or -errno. */
+static int self_tail(struct http_server *s, const struct sched_body *b, bool gz, void **ret,
+		     size_t *ret_len)
+{
+	struct selfmetrics m = {
+		.in_flight = atomic_load(&s->in_flight),
+		.snapshot_age_seconds = b ? (double)(scheduler_now_ns() - b->done_ns) / 1e9 : NAN,
+		.scans_stuck_total = scheduler_stuck_total(s->sched),
+	};
+	_cleanup_free_ char *text = NULL;
+	_cleanup_fclose_ FILE *f = NULL;
+	size_t len = 0;
+	int r;
+
+	for (unsigned i = 0; i < SELFMETRICS_N_CODES; i++)
+		m.requests[i] = atomic_load(&s->requests[i]);
+	f = open_memstream(&text, &len);
+	if (!f)
+		return -ENOMEM;
+	r = selfmetrics_render(f, &m, "/proc");
+	if (fclose(TAKE_PTR(f)) != 0 || r < 0)
+		return -ENOMEM;
+	if (gz)
+		return sched_gzip(text, len, (unsigned char **)ret, ret_len);
+	*ret = TAKE_PTR(text);
+	*ret_len = len;
+	return 0;
+}
+
+/* 200 with the body of b (may be NULL for HEAD before the first scan) and the self metrics. */
+static enum MHD_Result scrape_ok(struct http_server *s, struct MHD_Connection *conn,
+				 struct sched_body *b, const struct web_state *st)
+{
+	_cleanup_free_ struct scrape_reply *rep = calloc(1, sizeof(*rep));
+	bool gz = b && b->gz && accepts_gzip(conn);
+	struct MHD_IoVec iov[2];
+	struct MHD_Response *resp;
+	size_t tail_len = 0;
+
+	if (!rep || self_tail(s, b, gz, &rep->tail, &tail_len) < 0) {
+		sched_body_unref(b);
+		return text(s, conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "500 out of memory\n", st);
+	}
+	rep->body = b;
+	iov[0] = (struct MHD_IoVec){ b ? (gz ? (void *)b->gz : b->text) : "",
+				     b ? (gz ? b->gz_len : b->len) : 0 };
+	iov[1] = (struct MHD_IoVec){ rep->tail, tail_len };
+	resp = MHD_create_response_from_iovec(iov, 2, scrape_reply_free, rep);
+	if (!resp) {
+		scrape_reply_free(TAKE_PTR(rep));
+		return MHD_NO;
+	}
+	TAKE_PTR(rep);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, RENDER_TEXT_CONTENT_TYPE);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	if (gz)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	return queue(s, conn, MHD_HTTP_OK, resp, st);
+}
+
+/*
+ * One request. A scrape that waits for a scan is suspended (it holds no thread) and resumed
+ * by the scheduler's wake; libmicrohttpd then calls handle() again for it.
+ */
+struct request {
+	struct http_server *s;
+	struct MHD_Connection *conn;
+	pthread_mutex_t lock; /* enqueue and suspend, against wake */
+	struct sched_waiter w;
+	bool counted; /* in in_flight until request_completed() */
+	bool waiting; /* suspended for a scan; the body is to be taken */
+};
+
+static void request_wake(void *userdata)
+{
+	struct request *req = userdata;
+	struct MHD_Connection *conn;
+
+	/*
+	 * The lock is held from the enqueue to the suspend: taking it makes sure the connection
+	 * is suspended. Once resumed the request may end and be freed at once: req is not
+	 * touched after that.
+	 */
+	pthread_mutex_lock(&req->lock);
+	conn = req->conn;
+	pthread_mutex_unlock(&req->lock);
+	MHD_resume_connection(conn);
+}
+
+/* The answer once the scheduler has a body for the request (or none). */
+static enum MHD_Result scrape_answer(struct http_server *s, struct request *req, bool head,
+				     const struct web_state *st)
+{
+	struct sched_body *b = NULL;
+	bool stale = false;
+	int r;
+
+	r = scheduler_take(s->sched, &req->w, &b, &stale);
+	if (r == 0 && b->problem && !atomic_exchange(&b->problem_taken, true))
+		log_warn("scan: %s", b->problem);
+	if (r == 0 && stale)
+		log_debug("scrape: the scan did not end in time; serving one %.1f s old",
+			  (double)(scheduler_now_ns() - b->done_ns) / 1e9);
+	if (r < 0 && !head)
+		return text(s, req->conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+			    "503 the first scan has not ended yet\n", st);
+	return scrape_ok(s, req->conn, b, st);
+}
+
+/*
+ * A scrape: the body of a scan that ends within the scrape's budget, else the last complete
+ * one (its age says so). HEAD serves the latest as it is and starts no scan.
+ */
+static enum MHD_Result scrape(struct http_server *s, struct request *req, bool head,
 			      const struct web_state *st)
 {
-	char *body = NULL;
-	size_t len = 0;
 	unsigned busy;
 	int r;
 
+	if (req->waiting) {
+		req->waiting = false;
+		return scrape_answer(s, req, head, st);
+	}
 	busy = atomic_fetch_add(&s->in_flight, 1);
-	if (s->max_requests && busy >= s->max_requests) {
-		atomic_fetch_sub(&s->in_flight, 1);
-		return text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+	req->counted = true; /* until its body is sent */
+	if (s->max_requests && busy >= s->max_requests)
+		return text(s, req->conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 			    "503 too many scrapes at once (--web.max-requests)\n", st);
+	req->w = (struct sched_waiter){ .wake = request_wake, .userdata = req };
+	pthread_mutex_lock(&req->lock);
+	r = scheduler_enqueue(s->sched, scrape_budget_ns(req->conn), !head, &req->w);
+	if (r == 0) {
+		req->waiting = true;
+		MHD_suspend_connection(req->conn);
 	}
-	r = s->metrics(s->userdata, &body, &len);
-	atomic_fetch_sub(&s->in_flight, 1);
+	pthread_mutex_unlock(&req->lock);
+	if (r == 0)
+		return MHD_YES;
 	if (r < 0) {
-		char msg[128];
-
-		free(body);
-		snprintf(msg, sizeof(msg), "500 scan failed: %s\n", strerror(-r));
-		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", msg,
-			     strlen(msg), MHD_RESPMEM_MUST_COPY, st);
+		log_error("scan failed: %s", strerror(-r));
+		return text(s, req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "500 scan failed\n", st);
 	}
-	return reply(conn, MHD_HTTP_OK, RENDER_TEXT_CONTENT_TYPE, body, len, MHD_RESPMEM_MUST_FREE,
-		     st);
+	return scrape_answer(s, req, head, st);
+}
+
+static void request_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+			      enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *s = cls;
+	struct request *req = *req_cls;
+
+	(void)conn;
+	(void)toe;
+	if (!req)
+		return;
+	if (req->counted)
+		atomic_fetch_sub(&s->in_flight, 1);
+	pthread_mutex_destroy(&req->lock);
+	free(req);
+	*req_cls = NULL;
+}
+
+static enum MHD_Result route(struct http_server *s, struct request *req, const char *url,
+			     const char *method, struct web_state *st)
+{
+	struct MHD_Connection *conn = req->conn;
+	bool head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+
+	if (req->waiting) /* resumed: authorized before it waited */
+		return scrape(s, req, head, st);
+
+	switch (authorized(conn, st)) {
+	case WEBCONFIG_LOGIN_REFUSED:
+		return text(s, conn, MHD_HTTP_UNAUTHORIZED, "401 unauthorized\n", st);
+	case WEBCONFIG_LOGIN_BUSY:
+		return text(s, conn, MHD_HTTP_TOO_MANY_REQUESTS,
+			    "429 too many logins to check; try again\n", st);
+	case WEBCONFIG_LOGIN_OK:
+		break;
+	}
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && !head)
+		return text(s, conn, MHD_HTTP_METHOD_NOT_ALLOWED, "405 method not allowed\n", st);
+	if (strcmp(url, s->telemetry_path) == 0)
+		return scrape(s, req, head, st);
+	if (strcmp(url, "/") == 0)
+		return reply(s, conn, MHD_HTTP_OK, "text/html; charset=utf-8", s->landing,
+			     strlen(s->landing), MHD_RESPMEM_PERSISTENT, st);
+	return text(s, conn, MHD_HTTP_NOT_FOUND, "404 page not found\n", st);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
@@ -472,15 +898,20 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 			      size_t *upload_data_size, void **req_cls)
 {
 	struct http_server *s = cls;
-	static char first_call;
+	struct request *req = *req_cls;
 	struct web_state *st;
 	enum MHD_Result r;
 
 	(void)version;
 	(void)upload_data;
-	if (*req_cls == NULL) {
+	if (!req) {
 		/* headers only so far; answer once the request is complete */
-		*req_cls = &first_call;
+		req = calloc(1, sizeof(*req));
+		if (!req)
+			return MHD_NO;
+		*req = (struct request){ .s = s, .conn = conn };
+		pthread_mutex_init(&req->lock, NULL);
+		*req_cls = req;
 		return MHD_YES;
 	}
 	if (*upload_data_size != 0) {
@@ -489,18 +920,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	}
 	maybe_reload(s); /* a kept-alive connection sees a changed login too */
 	st = state_get(s);
-	if (!authorized(conn, st))
-		r = text(conn, MHD_HTTP_UNAUTHORIZED, "401 unauthorized\n", st);
-	else if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
-		 strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-		r = text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "405 method not allowed\n", st);
-	else if (strcmp(url, s->telemetry_path) == 0)
-		r = scrape(s, conn, st);
-	else if (strcmp(url, "/") == 0)
-		r = reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", s->landing,
-			  strlen(s->landing), MHD_RESPMEM_PERSISTENT, st);
-	else
-		r = text(conn, MHD_HTTP_NOT_FOUND, "404 page not found\n", st);
+	r = route(s, req, url, method, st);
 	state_put(st);
 	return r;
 }
@@ -582,12 +1002,31 @@ static int listen_on(const char *addr, char **ret_error)
 	return fd;
 }
 
+/*
+ * Threads for a listener: HTTP_THREAD_POOL_SIZE, fewer under a small descriptor limit (each
+ * takes an epoll and an eventfd descriptor; a sixteenth of them at most goes to that).
+ */
+static unsigned pool_size(void)
+{
+	struct rlimit rl;
+	rlim_t n;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return HTTP_THREAD_POOL_SIZE;
+	n = rl.rlim_cur / 32;
+	return n < 1 ? 1 : n > HTTP_THREAD_POOL_SIZE ? HTTP_THREAD_POOL_SIZE : (unsigned)n;
+}
+
 static struct MHD_Daemon *start_one(struct http_server *s, const struct http_options *o,
 				    int fd, const struct web_state *st)
 {
-	/* poll(), not select(): a descriptor past FD_SETSIZE must not drop a connection */
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-			 MHD_USE_POLL | MHD_USE_ERROR_LOG;
+	/*
+	 * epoll with a pool of threads: a connection costs a descriptor and its memory, not a
+	 * thread, so that hundreds of slow clients cannot take every thread. The threads wait in
+	 * epoll_wait() without a timeout: the inter-thread channel of MHD_ALLOW_SUSPEND_RESUME
+	 * lets MHD_stop_daemon() and a resumed scrape wake them.
+	 */
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
 	struct MHD_OptionItem tls[5] = { { MHD_OPTION_END, 0, NULL } };
 	const struct webconfig *wc = st->wc;
 
@@ -601,14 +1040,16 @@ static struct MHD_Daemon *start_one(struct http_server *s, const struct http_opt
 			tls[3] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_TRUST, 0,
 							  wc->client_ca.data };
 	}
-	return MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
+	return MHD_start_daemon(flags, 0, accept_policy, s, handle, s,
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_THREAD_POOL_SIZE, pool_size(),
 				MHD_OPTION_CONNECTION_LIMIT, o->connection_limit,
 				MHD_OPTION_CONNECTION_TIMEOUT, o->connection_timeout,
-				MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_limit,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY_LIMIT,
 				MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+				MHD_OPTION_NOTIFY_COMPLETED, request_completed, s,
+				MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 				MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 }
 
@@ -623,108 +1064,148 @@ __attribute__((format(printf, 2, 3))) static int fail(char **ret_error, const ch
 	return -EINVAL;
 }
 
-int http_start(const struct http_options *opts, http_metrics_fn metrics, void *userdata,
-	       struct http_server **ret, char **ret_error)
+static void http_stopp(struct http_server **s)
 {
-	struct http_server *s;
-	struct webconfig *wc;
-	int *fds = NULL;
-	size_t n_fds = 0;
-	int r;
+	http_stop(*s);
+}
 
-	*ret_error = NULL;
-	if (opts->telemetry_path[0] != '/' || strcmp(opts->telemetry_path, "/") == 0 ||
-	    strpbrk(opts->telemetry_path, "\"<>&"))
-		return fail(ret_error, "--web.telemetry-path must start with / and not be / itself");
-	if (opts->connection_limit == 0)
-		return fail(ret_error, "the connection limit must be at least 1");
-	s = calloc(1, sizeof(*s));
+/* Listening sockets not yet handed to a daemon. */
+struct fd_list {
+	int *fds;
+	size_t n;
+};
+
+static void fd_list_done(struct fd_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		closep(&l->fds[i]);
+	free(l->fds);
+}
+
+/*
+ * Per process, once: glibc's malloc arenas capped. Each thread that allocates would get an
+ * arena of its own, up to 8 per core, each keeping its peak.
+ */
+static void process_limits(void)
+{
+	mallopt(M_ARENA_MAX, HTTP_MALLOC_ARENAS);
+}
+
+/* The server without its listeners; ip slots for every connection it may hold. */
+static int server_new(const struct http_options *opts, struct scheduler *sched,
+		      struct http_server **ret)
+{
+	_cleanup_(http_stopp) struct http_server *s = calloc(1, sizeof(*s));
+
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->lock, NULL);
-	s->metrics = metrics;
-	s->userdata = userdata;
+	pthread_mutex_init(&s->ip_lock, NULL);
+	s->sched = sched;
 	s->max_requests = opts->max_requests;
+	s->per_ip_limit = opts->per_ip_limit;
+	s->n_ip_slots = (size_t)opts->connection_limit * (opts->n_listen_addresses + 1);
+	s->ip_slots = calloc(s->n_ip_slots, sizeof(*s->ip_slots));
 	s->telemetry_path = strdup(opts->telemetry_path);
 	s->daemons = calloc(opts->n_listen_addresses + 1, sizeof(*s->daemons));
-	fds = calloc(opts->n_listen_addresses + 1, sizeof(*fds));
-	if (!s->telemetry_path || !s->daemons || !fds ||
-	    asprintf(&s->landing,
+	if (!s->ip_slots || !s->telemetry_path || !s->daemons)
+		return -ENOMEM;
+	if (asprintf(&s->landing,
 		     "<html>\n<head><title>cachestat exporter</title></head>\n<body>\n"
 		     "<h1>cachestat exporter</h1>\n"
 		     "<p>Page cache of the files of each cgroup, from cachestat(2).</p>\n"
 		     "<p><a href=\"%s\">Metrics</a></p>\n</body>\n</html>\n",
 		     opts->telemetry_path) < 0) {
 		s->landing = NULL;
-		r = -ENOMEM;
-		goto fail;
+		return -ENOMEM;
 	}
+	*ret = TAKE_PTR(s);
+	return 0;
+}
 
-	if (opts->web_config_file) {
-		s->web_config_file = strdup(opts->web_config_file);
-		if (!s->web_config_file) {
-			r = -ENOMEM;
-			goto fail;
-		}
+/* The web config (or none) into s->state. Returns 0 or -errno with *ret_error. */
+static int server_web_config(struct http_server *s, const char *file, char **ret_error)
+{
+	struct webconfig *wc;
+	int r;
+
+	if (file) {
+		s->web_config_file = strdup(file);
+		if (!s->web_config_file)
+			return -ENOMEM;
 		r = web_load(s->web_config_file, &s->state, s->ids, &s->n_ids, ret_error);
-		if (r < 0)
-			goto fail;
 		atomic_store(&s->next_check_ns, mono_ns() + HTTP_WEB_CONFIG_CHECK_NS);
 	} else {
 		r = state_new(NULL, &s->state, ret_error);
-		if (r < 0)
-			goto fail;
 	}
+	if (r < 0)
+		return r;
 	wc = s->state->wc;
 	s->tls = wc && wc->tls;
 	if (webconfig_has_auth(wc) && !s->tls)
-		log_warn("web config %s: basic auth without TLS sends passwords in clear text",
-			 opts->web_config_file);
+		log_warn("web config %s: basic auth without TLS sends passwords in clear text", file);
+	return 0;
+}
 
+int http_start(const struct http_options *opts, struct scheduler *sched,
+	       struct http_server **ret, char **ret_error)
+{
+	_cleanup_(http_stopp) struct http_server *s = NULL;
+	_cleanup_(fd_list_done) struct fd_list fds = { NULL, 0 };
+	int r;
+
+	*ret_error = NULL;
+	if (opts->telemetry_path[0] != '/' || strcmp(opts->telemetry_path, "/") == 0 ||
+	    strpbrk(opts->telemetry_path, "\"<>&%"))
+		return fail(ret_error, "--web.telemetry-path must start with / and not be / itself");
+	if (opts->connection_limit == 0)
+		return fail(ret_error, "the connection limit must be at least 1");
+	process_limits();
+	r = server_new(opts, sched, &s);
+	if (r < 0)
+		return r;
+	r = server_web_config(s, opts->web_config_file, ret_error);
+	if (r < 0)
+		return r;
+	fds.fds = calloc(opts->n_listen_addresses + 1, sizeof(*fds.fds));
+	if (!fds.fds)
+		return -ENOMEM;
 	for (size_t i = 0; i < opts->n_listen_addresses; i++) {
 		r = listen_on(opts->listen_addresses[i], ret_error);
 		if (r < 0)
-			goto fail;
-		fds[n_fds++] = r;
+			return r;
+		fds.fds[fds.n++] = r;
 	}
 	if (opts->after_bind) {
 		r = opts->after_bind(opts->after_bind_userdata);
 		if (r < 0)
-			goto fail;
+			return r;
 	}
-	for (size_t i = 0; i < n_fds; i++) {
-		struct MHD_Daemon *d = start_one(s, opts, fds[i], s->state);
+	for (size_t i = 0; i < fds.n; i++) {
+		struct MHD_Daemon *d = start_one(s, opts, fds.fds[i], s->state);
 
-		if (!d) {
-			r = errno ? -errno : -EIO;
-			fail(ret_error, "cannot serve on \"%s\"%s", opts->listen_addresses[i],
-			     s->tls ? " with TLS" : "");
-			goto fail;
-		}
-		fds[i] = -1; /* the daemon owns it now */
+		if (!d)
+			return fail(ret_error, "cannot serve on \"%s\"%s", opts->listen_addresses[i],
+				    s->tls ? " with TLS" : "");
+		fds.fds[i] = -1; /* the daemon owns it now */
 		s->daemons[s->n_daemons++] = d;
 	}
-	free(fds);
-	*ret = s;
+	*ret = TAKE_PTR(s);
 	return 0;
-
-fail:
-	for (size_t i = 0; i < n_fds; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	free(fds);
-	http_stop(s);
-	return r;
 }
 
 void http_stop(struct http_server *s)
 {
 	if (!s)
 		return;
+	if (s->sched)
+		scheduler_wake_all(s->sched); /* no scrape may stay suspended */
 	for (size_t i = 0; i < s->n_daemons; i++)
 		MHD_stop_daemon(s->daemons[i]);
 	state_put(s->state);
 	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->ip_lock);
+	free(s->ip_slots);
 	free(s->web_config_file);
 	free(s->daemons);
 	free(s->telemetry_path);

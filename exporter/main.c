@@ -25,6 +25,7 @@
 #include "pagecache.h"
 #include "privs.h"
 #include "registry.h"
+#include "scheduler.h"
 #include "render.h"
 #include "util.h"
 #include "version.h"
@@ -45,6 +46,7 @@ struct args {
 	char *cgroupfs_resolved; /* the mount walked: cgroupfs, or where cgroup v2 is */
 	const char *procfs;
 	const char *fs_types_exclude; /* NULL: the default */
+	double scan_min_interval;     /* 0: every scrape waits for a scan */
 	bool enable[COLLECTORS_MAX]; /* by registry index */
 	bool once;
 	enum format format;
@@ -104,6 +106,9 @@ static void usage_head(FILE *f)
 		"  --web.connection-timeout=SECONDS  idle time before a connection is closed\n"
 		"                             (default %u)\n"
 		"  --config.file=FILE         JSON config: paths per cgroup, per-file top N, limits\n"
+		"  --scan.min-interval=SECONDS  scrapes get the latest snapshot at once, and one\n"
+		"                             older than this starts a scan for the next ones\n"
+		"                             (default 0: every scrape waits for a scan)\n"
 		"  --path.cgroupfs=DIR        cgroup tree to walk (default " DEFAULT_CGROUPFS "; on a\n"
 		"                             hybrid host the v1 memory hierarchy found there)\n"
 		"  --path.procfs=DIR          procfs mount (default /proc)\n"
@@ -169,6 +174,7 @@ enum {
 	OPT_NO_DROP,
 	OPT_SECCOMP,
 	OPT_FS_TYPES_EXCLUDE,
+	OPT_SCAN_MIN_INTERVAL,
 	OPT_COLLECTOR_ON = 512,  /* + registry index */
 	OPT_COLLECTOR_OFF = 768, /* + registry index */
 };
@@ -185,6 +191,7 @@ static const struct option fixed_options[] = {
 	{ "no-security.drop-privileges", no_argument, NULL, OPT_NO_DROP },
 	{ "security.seccomp", no_argument, NULL, OPT_SECCOMP },
 	{ "config.file", required_argument, NULL, OPT_CONFIG },
+	{ "scan.min-interval", required_argument, NULL, OPT_SCAN_MIN_INTERVAL },
 	{ "path.cgroupfs", required_argument, NULL, OPT_CGROUPFS },
 	{ "path.procfs", required_argument, NULL, OPT_PROCFS },
 	{ "collector.cachestat.fs-types-exclude", required_argument, NULL, OPT_FS_TYPES_EXCLUDE },
@@ -230,7 +237,23 @@ static int parse_count(const char *flag, const char *s, unsigned min, unsigned *
 	return 0;
 }
 
-/* The --web.* limits; -ENOENT when c is another flag. */
+/* Seconds from 0 to max for flag; prints why not and returns -EINVAL. */
+static int parse_seconds(const char *flag, const char *s, double max, double *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0) || v > max) {
+		fprintf(stderr, "%s: want seconds from 0 to %g, not \"%s\"\n", flag, max, s);
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
+
+/* The --web.* limits and --scan.min-interval; -ENOENT when c is another flag. */
 static int parse_limit_flag(int c, const char *arg, struct args *a)
 {
 	switch (c) {
@@ -242,6 +265,8 @@ static int parse_limit_flag(int c, const char *arg, struct args *a)
 		return parse_count("--web.max-connections-per-ip", arg, 0, &a->max_connections_per_ip);
 	case OPT_CONNECTION_TIMEOUT:
 		return parse_count("--web.connection-timeout", arg, 1, &a->connection_timeout);
+	case OPT_SCAN_MIN_INTERVAL:
+		return parse_seconds("--scan.min-interval", arg, 3600, &a->scan_min_interval);
 	default:
 		return -ENOENT;
 	}
@@ -451,36 +476,6 @@ static int after_bind(void *userdata)
 	return 0;
 }
 
-static int metrics_body(void *userdata, char **ret_body, size_t *ret_len)
-{
-	struct collector *c = userdata;
-	_cleanup_(snapshot_unrefp) struct snapshot *snap = NULL;
-	_cleanup_fclose_ FILE *f = NULL;
-	_cleanup_free_ char *body = NULL;
-	size_t len = 0;
-	bool fresh;
-	int r;
-
-	r = collector_snapshot(c, &snap, &fresh);
-	if (r < 0) {
-		log_error("scan failed: %s", strerror(-r));
-		return r;
-	}
-	if (fresh && snap->problem)
-		log_warn("scan: %s", snap->problem);
-	f = open_memstream(&body, &len);
-	if (!f)
-		return -errno;
-	r = render_text(f, snap, &meta);
-	if (fclose(TAKE_PTR(f)) != 0 && r == 0)
-		r = -EIO;
-	if (r < 0)
-		return r;
-	*ret_body = TAKE_PTR(body);
-	*ret_len = len;
-	return 0;
-}
-
 /* Loads the config (the defaults without a path); *ret_error says why not (caller frees). */
 static int load_config(const char *path, struct config **ret, char **ret_error)
 {
@@ -505,10 +500,10 @@ static int load_config(const char *path, struct config **ret, char **ret_error)
 static int run_once(struct collector *c, enum format format)
 {
 	_cleanup_(snapshot_unrefp) struct snapshot *snap = NULL;
-	bool fresh, failed = false;
+	bool failed = false;
 	int r;
 
-	r = collector_snapshot(c, &snap, &fresh);
+	r = collector_scan(c, &snap);
 	if (r < 0) {
 		log_error("scan failed: %s", strerror(-r));
 		return r;
@@ -661,11 +656,16 @@ static int make_collector(struct args *a, struct collector **ret)
 	return r;
 }
 
-/* Serves until SIGINT or SIGTERM. Returns 0, or -errno when the server could not start. */
-static int run_daemon(struct collector *c, struct args *a)
+/*
+ * Serves until SIGINT or SIGTERM. Takes *cp (the scheduler owns the collector). Returns 0, or
+ * -errno when the server could not start.
+ */
+static int run_daemon(struct collector **cp, struct args *a)
 {
+	_cleanup_(scheduler_freep) struct scheduler *sched = NULL;
 	_cleanup_free_ char *err = NULL;
 	struct http_server *srv = NULL;
+	struct collector *c = *cp;
 	struct http_options ho = {
 		.listen_addresses = a->listen,
 		.n_listen_addresses = a->n_listen,
@@ -680,7 +680,14 @@ static int run_daemon(struct collector *c, struct args *a)
 	};
 	int r;
 
-	r = http_start(&ho, metrics_body, c, &srv, &err);
+	r = scheduler_new(c, &meta, &sched);
+	if (r < 0) {
+		log_error("cannot set up the scheduler: %s", strerror(-r));
+		return r;
+	}
+	*cp = NULL;
+	scheduler_set_min_interval(sched, a->scan_min_interval);
+	r = http_start(&ho, sched, &srv, &err);
 	if (r < 0) {
 		log_error("%s", err ? err : strerror(-r));
 		return r;
@@ -707,6 +714,6 @@ int main(int argc, char **argv)
 	block_signals();
 	if (make_collector(&a, &c) < 0)
 		return EXIT_FAILURE;
-	r = a.once ? run_once(c, a.format) : run_daemon(c, &a);
+	r = a.once ? run_once(c, a.format) : run_daemon(&c, &a);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

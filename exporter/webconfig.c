@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <yaml.h>
 
@@ -746,38 +747,98 @@ static bool equal_const_time(const char *a, const char *b)
 	return d == 0;
 }
 
-bool webconfig_check_login(struct webconfig *wc, const char *user, const char *password)
+/* The login's digest: HMAC-SHA256 of "user\0password" under the process's cache key. */
+static int login_digest(const char *user, const char *password, uint8_t digest[32])
+{
+	_cleanup_free_ char *msg = NULL;
+	size_t ulen = strlen(user), plen = strlen(password);
+	int r;
+
+	pthread_once(&cache_key_once, cache_key_init);
+	msg = malloc(ulen + 1 + plen);
+	if (!msg)
+		return -ENOMEM;
+	memcpy(msg, user, ulen + 1);
+	memcpy(msg + ulen + 1, password, plen);
+	r = gnutls_hmac_fast(GNUTLS_MAC_SHA256, cache_key, sizeof(cache_key), msg, ulen + 1 + plen,
+			     digest);
+	explicit_bzero(msg, ulen + 1 + plen);
+	return r < 0 ? -EIO : 0;
+}
+
+/* Whether digest is cached; *ret_ok its result. */
+static bool cache_find(struct webconfig *wc, const uint8_t digest[32], bool *ret_ok)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&wc->cache_lock);
+	for (size_t i = 0; i < wc->cache_used && !found; i++)
+		if (memcmp(wc->cache[i], digest, 32) == 0) {
+			*ret_ok = wc->cache_ok[i];
+			found = true;
+		}
+	pthread_mutex_unlock(&wc->cache_lock);
+	return found;
+}
+
+static void cache_add(struct webconfig *wc, const uint8_t digest[32], bool ok)
+{
+	pthread_mutex_lock(&wc->cache_lock);
+	memcpy(wc->cache[wc->cache_next], digest, 32);
+	wc->cache_ok[wc->cache_next] = ok;
+	wc->cache_next = (wc->cache_next + 1) % WEBCONFIG_AUTH_CACHE;
+	if (wc->cache_used < WEBCONFIG_AUTH_CACHE)
+		wc->cache_used++;
+	pthread_mutex_unlock(&wc->cache_lock);
+}
+
+/*
+ * bcrypt, one run at a time in the process, and a token bucket for the rate, taken before
+ * waiting for the run: what is over the rate is refused at once instead of queueing.
+ */
+static pthread_mutex_t bcrypt_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t token_lock = PTHREAD_MUTEX_INITIALIZER;
+static double bcrypt_tokens = WEBCONFIG_BCRYPT_BURST; /* under token_lock */
+static struct timespec bcrypt_last;                   /* under token_lock */
+static double bcrypt_rate = WEBCONFIG_BCRYPT_PER_SECOND, bcrypt_burst = WEBCONFIG_BCRYPT_BURST;
+
+void webconfig_set_bcrypt_rate(double per_second, double burst)
+{
+	pthread_mutex_lock(&token_lock);
+	bcrypt_rate = per_second;
+	bcrypt_tokens = bcrypt_burst = burst;
+	pthread_mutex_unlock(&token_lock);
+}
+
+/* Takes a token, false when none is left. */
+static bool bcrypt_take_token(void)
+{
+	struct timespec now;
+	double dt;
+	bool ok;
+
+	pthread_mutex_lock(&token_lock);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	dt = (double)(now.tv_sec - bcrypt_last.tv_sec) +
+	     (double)(now.tv_nsec - bcrypt_last.tv_nsec) / 1e9;
+	bcrypt_last = now;
+	bcrypt_tokens += dt * bcrypt_rate;
+	if (bcrypt_tokens > bcrypt_burst)
+		bcrypt_tokens = bcrypt_burst;
+	ok = bcrypt_tokens >= 1;
+	if (ok)
+		bcrypt_tokens -= 1;
+	pthread_mutex_unlock(&token_lock);
+	return ok;
+}
+
+/* Under bcrypt_lock: the bcrypt check itself. */
+static bool bcrypt_check(const struct webconfig *wc, const char *user, const char *password)
 {
 	const struct webconfig_user *found = NULL;
 	_cleanup_free_ struct crypt_data *cd = NULL;
-	_cleanup_free_ char *msg = NULL;
-	uint8_t digest[32];
-	size_t ulen, plen;
 	const char *out;
 	bool ok;
-
-	if (!wc || wc->n_users == 0 || !user || !password)
-		return false;
-	pthread_once(&cache_key_once, cache_key_init);
-	ulen = strlen(user);
-	plen = strlen(password);
-	msg = malloc(ulen + 1 + plen);
-	if (!msg)
-		return false;
-	memcpy(msg, user, ulen + 1);
-	memcpy(msg + ulen + 1, password, plen);
-	if (gnutls_hmac_fast(GNUTLS_MAC_SHA256, cache_key, sizeof(cache_key), msg, ulen + 1 + plen,
-			     digest) < 0)
-		return false;
-	explicit_bzero(msg, ulen + 1 + plen);
-
-	pthread_mutex_lock(&wc->cache_lock);
-	for (size_t i = 0; i < wc->cache_used; i++)
-		if (memcmp(wc->cache[i], digest, sizeof(digest)) == 0) {
-			pthread_mutex_unlock(&wc->cache_lock);
-			return true;
-		}
-	pthread_mutex_unlock(&wc->cache_lock);
 
 	for (size_t i = 0; i < wc->n_users; i++)
 		if (strcmp(wc->users[i].name, user) == 0)
@@ -789,13 +850,38 @@ bool webconfig_check_login(struct webconfig *wc, const char *user, const char *p
 	out = crypt_r(password, found ? found->hash : wc->users[0].hash, cd);
 	ok = found && out && out[0] != '*' && equal_const_time(out, found->hash);
 	explicit_bzero(cd, sizeof(*cd));
-	if (!ok)
-		return false;
-	pthread_mutex_lock(&wc->cache_lock);
-	memcpy(wc->cache[wc->cache_next], digest, sizeof(digest));
-	wc->cache_next = (wc->cache_next + 1) % WEBCONFIG_AUTH_CACHE;
-	if (wc->cache_used < WEBCONFIG_AUTH_CACHE)
-		wc->cache_used++;
-	pthread_mutex_unlock(&wc->cache_lock);
-	return true;
+	return ok;
+}
+
+enum webconfig_login webconfig_login(struct webconfig *wc, const char *user, const char *password)
+{
+	enum webconfig_login res;
+	uint8_t digest[32];
+	bool ok;
+
+	if (!wc || wc->n_users == 0 || !user || !password)
+		return WEBCONFIG_LOGIN_REFUSED;
+	if (login_digest(user, password, digest) < 0)
+		return WEBCONFIG_LOGIN_REFUSED;
+	if (cache_find(wc, digest, &ok))
+		return ok ? WEBCONFIG_LOGIN_OK : WEBCONFIG_LOGIN_REFUSED;
+
+	if (!bcrypt_take_token())
+		return WEBCONFIG_LOGIN_BUSY;
+	pthread_mutex_lock(&bcrypt_lock);
+	/* the same login may have been checked while this one waited for the lock */
+	if (cache_find(wc, digest, &ok))
+		res = ok ? WEBCONFIG_LOGIN_OK : WEBCONFIG_LOGIN_REFUSED;
+	else {
+		ok = bcrypt_check(wc, user, password);
+		cache_add(wc, digest, ok);
+		res = ok ? WEBCONFIG_LOGIN_OK : WEBCONFIG_LOGIN_REFUSED;
+	}
+	pthread_mutex_unlock(&bcrypt_lock);
+	return res;
+}
+
+bool webconfig_check_login(struct webconfig *wc, const char *user, const char *password)
+{
+	return webconfig_login(wc, user, password) == WEBCONFIG_LOGIN_OK;
 }

@@ -57,7 +57,10 @@ struct webconfig_pem {
 	size_t len;
 };
 
-#define WEBCONFIG_AUTH_CACHE 64
+#define WEBCONFIG_AUTH_CACHE 256
+/* bcrypt runs allowed per second (and at once after a quiet time), for all clients together */
+#define WEBCONFIG_BCRYPT_PER_SECOND 5
+#define WEBCONFIG_BCRYPT_BURST 10
 
 struct webconfig {
 	bool tls; /* cert and key given */
@@ -71,10 +74,12 @@ struct webconfig {
 	struct webconfig_header *headers; /* added to every response */
 	size_t n_headers;
 
-	/* Successful logins, keyed by a keyed hash of user and password, so that a scrape does
-	 * not pay bcrypt's cost each time. Reset with the config. */
+	/* Logins checked, right and wrong, keyed by a keyed hash of user and password, so that
+	 * neither a scrape nor a client repeating a wrong password pays bcrypt's cost each
+	 * time. Reset with the config. */
 	pthread_mutex_t cache_lock;
 	uint8_t cache[WEBCONFIG_AUTH_CACHE][32];
+	bool cache_ok[WEBCONFIG_AUTH_CACHE];
 	size_t cache_next;
 	size_t cache_used;
 };
@@ -111,10 +116,26 @@ static inline bool webconfig_has_auth(const struct webconfig *wc)
 	return wc && wc->n_users > 0;
 }
 
+enum webconfig_login {
+	WEBCONFIG_LOGIN_REFUSED,
+	WEBCONFIG_LOGIN_OK,
+	WEBCONFIG_LOGIN_BUSY, /* not checked: over WEBCONFIG_BCRYPT_PER_SECOND; try later */
+};
+
 /*
  * Checks a basic auth login. An unknown user costs a bcrypt run as well, so that the answer's
- * timing does not tell which users exist. Returns true when user and password match.
+ * timing does not tell which users exist. bcrypt runs one at a time in the process and at
+ * most WEBCONFIG_BCRYPT_PER_SECOND; the results, good and bad, are cached.
  */
+enum webconfig_login webconfig_login(struct webconfig *wc, const char *user, const char *password);
+
+/*
+ * The bcrypt rate limit, WEBCONFIG_BCRYPT_PER_SECOND after a burst of WEBCONFIG_BCRYPT_BURST
+ * unless changed here (tests that need many bcrypt runs lift it); the bucket starts full.
+ */
+void webconfig_set_bcrypt_rate(double per_second, double burst);
+
+/* webconfig_login() == WEBCONFIG_LOGIN_OK. */
 bool webconfig_check_login(struct webconfig *wc, const char *user, const char *password);
 
 const char *webconfig_client_auth_name(enum webconfig_client_auth a);

@@ -34,6 +34,7 @@ chmod 755 "$work" # the daemon runs as nobody once it has dropped privileges
 cgdir=
 cleanup() {
 	stop_exporter
+	fuse_cleanup
 	[ -n "$cgdir" ] && rmdir "$cgdir" 2>/dev/null
 	rm -rf "$work"
 }
@@ -831,11 +832,271 @@ print(out.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n"))' "$d
 }
 
 if [ "$(id -u)" -ne 0 ] || ! [ -w "$cg2" ] || ! command -v setpriv >/dev/null; then
-	skip "hostile processes: need root, a writable cgroup v2 at $cg2 and setpriv"
+	skip "hostile processes" "need root, a writable cgroup v2 at $cg2 and setpriv"
 else
 	trap 'hostile_cleanup; cleanup' EXIT
 	for t in ${HOSTILE_CASES:-oracle race fuse fair labels}; do "hostile_$t"; done
 fi
+
+# ==== serving under attack: a hung file system, slow clients, auth, self metrics ====
+# Each case below failed on the code before the scheduler and epoll changes (see the
+# exporter README's hardening sections).
+
+# metric NAME FILE: the value of an unlabelled sample
+metric() { sed -n "s/^$1 //p" "$2" | head -n 1; }
+# elapsed CMD...: runs CMD, prints its status line and the seconds it took, from curl itself
+timed_code() { curl -s -o "$work/timed.out" -w '%{http_code} %{time_total}' "$@"; }
+
+fuse_pid='' fuse_mnt=''
+fuse_cleanup() {
+	[ -n "$fuse_pid" ] && kill -CONT "$fuse_pid" 2>/dev/null
+	[ -n "$fuse_mnt" ] && { fusermount -u "$fuse_mnt" 2>/dev/null || umount -l "$fuse_mnt" 2>/dev/null; }
+	fuse_pid='' fuse_mnt=''
+}
+
+# A FUSE file system (bindfs) whose daemon is stopped while a process holds a file in it
+# open and the config names it: scrapes answer within their timeout with the last complete
+# snapshot, the hung scan is left behind (at most two scanner threads), and all recovers on
+# SIGCONT.
+hard_hung_fuse() {
+	local holder t code secs age threads0 threads1 stuck
+	if ! command -v bindfs >/dev/null; then
+		skip "hung FUSE: bindfs is not installed (exporter/deps.txt)"
+		return
+	fi
+	if [ "$(id -u)" -ne 0 ]; then
+		skip "hung FUSE: mounting needs root"
+		return
+	fi
+	mkdir -p "$work/fuse-src" "$work/fuse-mnt"
+	head -c 65536 /dev/urandom >"$work/fuse-src/data"
+	chmod -R a+rX "$work/fuse-src"
+	if ! bindfs -o allow_other "$work/fuse-src" "$work/fuse-mnt"; then
+		skip "hung FUSE: bindfs could not mount"
+		return
+	fi
+	fuse_mnt=$work/fuse-mnt
+	fuse_pid=$(pgrep -n -x bindfs)
+	sh -c 'exec 3<"$1"; exec sleep 600' sh "$fuse_mnt/data" &
+	holder=$!
+	printf '{ "cgroups": [ { "match": "/", "paths": ["%s"] } ], "per_file_top": 10000, "limits": { "max_scan_seconds": 1 } }\n' \
+		"$fuse_mnt" >"$work/fuse.json"
+	if start_exporter --config.file="$work/fuse.json"; then
+		eq "hung FUSE: a scrape before the hang" "$(code -m 20 "$base/metrics")" 200
+		threads0=$(awk '/^Threads:/ { print $2 }' "/proc/$exporter_pid/status")
+		kill -STOP "$fuse_pid"
+		t=(-m 6 -H 'X-Prometheus-Scrape-Timeout-Seconds: 2' "$base/metrics")
+		read -r code secs <<<"$(timed_code "${t[@]}")"
+		eq "hung FUSE: a scrape with a 2 s timeout is answered" "$code" 200
+		echo "$secs < 2" | bc | grep -q 1 && pass "hung FUSE: within the timeout (${secs}s)" ||
+			fail "hung FUSE: took ${secs}s"
+		grep -q '^cachestat_build_info' "$work/timed.out" && pass "hung FUSE: the last snapshot is served" ||
+			fail "hung FUSE: no snapshot in the answer"
+		sleep 3.2 # past max_scan_seconds (1) + the 2 s margin: the hung scan is stuck
+		for _ in 1 2 3 4 5; do
+			read -r code secs <<<"$(timed_code "${t[@]}")"
+			[ "$code" = 200 ] || break
+		done
+		eq "hung FUSE: scrapes keep being answered" "$code" 200
+		age=$(metric cachestat_snapshot_age_seconds "$work/timed.out")
+		echo "${age:-0} > 3" | bc | grep -q 1 && pass "hung FUSE: the snapshot says its age (${age}s)" ||
+			fail "hung FUSE: snapshot age '${age}'"
+		stuck=$(metric cachestat_scans_stuck_total "$work/timed.out")
+		eq "hung FUSE: the stuck scan is counted once" "$stuck" 1
+		threads1=$(awk '/^Threads:/ { print $2 }' "/proc/$exporter_pid/status")
+		[ "$threads1" -le $((threads0 + 2)) ] &&
+			pass "hung FUSE: at most two scanner threads ($threads0 -> $threads1 threads)" ||
+			fail "hung FUSE: threads grew from $threads0 to $threads1"
+		kill -CONT "$fuse_pid"
+		sleep 1
+		read -r code secs <<<"$(timed_code -m 20 -H 'X-Prometheus-Scrape-Timeout-Seconds: 10' "$base/metrics")"
+		eq "hung FUSE: after SIGCONT a scrape is answered" "$code" 200
+		age=$(metric cachestat_snapshot_age_seconds "$work/timed.out")
+		echo "${age:-99} < 1" | bc | grep -q 1 && pass "hung FUSE: after SIGCONT the snapshot is fresh (${age}s)" ||
+			fail "hung FUSE: after SIGCONT the snapshot is ${age}s old"
+		grep -q "path=\"$fuse_mnt/data\"" "$work/timed.out" &&
+			pass "hung FUSE: the file on it is scanned again" || fail "hung FUSE: the file is missing"
+		kill -0 "$exporter_pid" 2>/dev/null && pass "hung FUSE: still running" || fail "hung FUSE: the exporter died"
+		stop_exporter
+	fi
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+	fuse_cleanup
+}
+
+# 500 slow clients from 125 loopback addresses (4 each, under the per-address limit), each
+# with half a request: a scrape from 127.0.0.1 and from 127.0.0.6 (one of theirs) is still
+# answered within 1 s.
+hard_slow_clients() {
+	if ! start_exporter; then return; fi
+	curl -s -o /dev/null "$base/metrics" # a first snapshot
+	"$py" - "$port" >"$work/slow.out" 2>&1 <<'EOF'
+import socket, sys, time
+port = int(sys.argv[1])
+held = []
+for i in range(500):
+    src = "127.0.0.%d" % (2 + i % 125)
+    try:
+        s = socket.create_connection(("127.0.0.1", port), source_address=(src, 0), timeout=5)
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        held.append(s)
+    except OSError:
+        pass
+print("held", len(held))
+time.sleep(0.5)
+for src in ("127.0.0.1", "127.0.0.6"):
+    t = time.time()
+    try:
+        s = socket.create_connection(("127.0.0.1", port), source_address=(src, 0), timeout=5)
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        data = b""
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            data += b
+        status = data.split(b"\r\n", 1)[0].decode()
+    except OSError as e:
+        status = "error " + str(e)
+    print("scrape", src, status.replace(" ", "_"), "%.2f" % (time.time() - t))
+for s in held:
+    s.close()
+EOF
+	sed 's/^/  | /' "$work/slow.out"
+	eq "500 slow clients: connections held" "$(sed -n 's/^held //p' "$work/slow.out")" 500
+	for src in 127.0.0.1 127.0.0.6; do
+		read -r st secs <<<"$(sed -n "s/^scrape $src //p" "$work/slow.out")"
+		eq "500 slow clients: a scrape from $src" "$st" "HTTP/1.1_200_OK"
+		echo "${secs:-9} < 1" | bc | grep -q 1 && pass "500 slow clients: from $src within 1 s (${secs}s)" ||
+			fail "500 slow clients: from $src took ${secs}s"
+	done
+	kill -0 "$exporter_pid" 2>/dev/null && pass "500 slow clients: still running" || fail "the exporter died"
+	stop_exporter
+}
+
+# An IN_OPEN watch on a file the config names: a HEAD must open nothing (no scan), a GET does.
+inotify_opens() { # inotify_opens FILE SECONDS CMD...: runs CMD, prints the opens of FILE seen
+	local file=$1 secs=$2
+	shift 2
+	"$py" - "$file" "$secs" "$@" <<'EOF'
+import ctypes, os, select, struct, subprocess, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK)
+libc.inotify_add_watch(fd, sys.argv[1].encode(), 0x20)  # IN_OPEN
+subprocess.run(sys.argv[3:], stdout=subprocess.DEVNULL)
+end, n = time.time() + float(sys.argv[2]), 0
+while time.time() < end:
+    if select.select([fd], [], [], max(0, end - time.time()))[0]:
+        buf = os.read(fd, 4096)
+        while buf:
+            _, _, _, ln = struct.unpack("iIII", buf[:16])
+            n, buf = n + 1, buf[16 + ln:]
+print(n)
+EOF
+}
+
+# Basic auth: the scheme name in any case, a password with a NUL, /metrics%00, HEAD without
+# a scan, and the cost of wrong passwords (CPU time of the exporter, from /proc).
+hard_auth() {
+	local hash10 cpu0 cpu1 codes n
+	mkdir -p "$work/headdir"
+	echo x >"$work/headdir/watched"
+	chmod -R a+rX "$work/headdir"
+	printf '{ "cgroups": [ { "match": "/", "paths": ["%s"] } ] }\n' "$work/headdir" >"$work/head.json"
+	hash10=$("$py" -W ignore -c 'import crypt; print(crypt.crypt("s3cret", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1024)))')
+	printf "basic_auth_users:\n  alice: '%s'\n" "$hash10" >"$work/web10.yml"
+	if ! start_exporter --web.config.file="$work/web10.yml" --config.file="$work/head.json"; then return; fi
+	b64() { printf "$1" | base64 -w0; }
+	eq "auth: scheme 'basic' in lower case" \
+		"$(code -H "Authorization: basic $(b64 'alice:s3cret')" "$base/metrics")" 200
+	eq "auth: scheme 'BASIC'" "$(code -H "Authorization: BASIC $(b64 'alice:s3cret')" "$base/metrics")" 200
+	eq "auth: a password with a NUL after the right one" \
+		"$(code -H "Authorization: Basic $(b64 'alice:s3cret\0x')" "$base/metrics")" 401
+	eq "auth: /metrics%00" "$(code -u alice:s3cret "$base/metrics%00")" 404
+	eq "auth: /metrics%2500 is not /metrics either" "$(code -u alice:s3cret "$base/metrics%2500")" 404
+	stop_exporter
+
+	# HEAD before any scan: the watched file is not opened; a GET then opens it
+	if start_exporter --config.file="$work/head.json"; then
+		n=$(inotify_opens "$work/headdir/watched" 1 curl -s -I "$base/metrics")
+		eq "HEAD starts no scan (opens of a configured file)" "$n" 0
+		n=$(inotify_opens "$work/headdir/watched" 1 curl -s -o /dev/null "$base/metrics")
+		[ "$n" -ge 1 ] && pass "a GET scans (the watch sees $n opens)" || fail "the watch saw no open on GET"
+		stop_exporter
+	fi
+
+	# 40 wrong passwords at once from 10 addresses, all different: bcrypt (cost 10) runs one
+	# at a time and at most 5 a second plus a burst of 10; the rest get 429. Then the same
+	# wrong password 40 times: cached, no bcrypt at all.
+	if ! start_exporter --web.config.file="$work/web10.yml"; then return; fi
+	cpu0=$(awk '{ print $14 + $15 }' "/proc/$exporter_pid/stat")
+	codes=$(for i in $(seq 40); do
+		code -m 20 --interface "127.0.0.$((2 + i % 10))" -u "alice:wrong$i" "$base/metrics" &
+	done | fold -w 3 | sort | uniq -c | tr -s ' ' | tr '\n' ',')
+	cpu1=$(awk '{ print $14 + $15 }' "/proc/$exporter_pid/stat")
+	echo "  | 40 different wrong passwords: $codes CPU $((cpu1 - cpu0)) ticks"
+	case "$codes" in *" 429"*) pass "auth: bcrypt is rate-limited (429)" ;; *) fail "auth: no 429 in $codes" ;; esac
+	case "$codes" in *" 200"*) fail "auth: a wrong password got 200" ;; *) pass "auth: no wrong password let in" ;; esac
+	# 40 runs of cost 10 would be over 2 s (200 ticks); the limit allows about 15
+	[ $((cpu1 - cpu0)) -lt 150 ] && pass "auth: CPU for 40 wrong passwords $((cpu1 - cpu0)) ticks" ||
+		fail "auth: 40 wrong passwords cost $((cpu1 - cpu0)) ticks of CPU"
+	sleep 2.2 # the bucket refills
+	code -u "alice:same-wrong" "$base/metrics" >/dev/null
+	cpu0=$(awk '{ print $14 + $15 }' "/proc/$exporter_pid/stat")
+	codes=$(for i in $(seq 40); do
+		code -m 20 --interface "127.0.0.$((2 + i % 10))" -u "alice:same-wrong" "$base/metrics" &
+	done | fold -w 3 | sort | uniq -c | tr -s ' ' | tr '\n' ',')
+	cpu1=$(awk '{ print $14 + $15 }' "/proc/$exporter_pid/stat")
+	eq "auth: the same wrong password 40 times" "$codes" " 40 401,"
+	[ $((cpu1 - cpu0)) -lt 30 ] && pass "auth: a cached failure costs no bcrypt ($((cpu1 - cpu0)) ticks)" ||
+		fail "auth: the same wrong password cost $((cpu1 - cpu0)) ticks"
+	eq "auth: the right password still works" "$(code -u alice:s3cret "$base/metrics")" 200
+	stop_exporter
+}
+
+# Self metrics against /proc, request counters against the requests made, and gzip.
+hard_selfmetrics() {
+	local fds rss rss_proc start start_proc n404
+	if ! start_exporter; then return; fi
+	for _ in 1 2 3; do code "$base/nope" >/dev/null; done
+	curl -s "$base/metrics" >"$work/self.prom"
+	fds=$(metric process_open_fds "$work/self.prom")
+	n=$(ls "/proc/$exporter_pid/fd" | wc -l)
+	[ -n "$fds" ] && [ $((fds - n)) -le 2 ] && [ $((n - fds)) -le 2 ] &&
+		pass "process_open_fds $fds (/proc: $n)" || fail "process_open_fds '$fds', /proc has $n"
+	eq "process_max_fds" "$(metric process_max_fds "$work/self.prom")" \
+		"$(awk '/^Max open files/ { print $4 }' "/proc/$exporter_pid/limits")"
+	rss=$(metric process_resident_memory_bytes "$work/self.prom")
+	rss_proc=$(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$exporter_pid/status")
+	[ -n "$rss" ] && echo "$rss > $rss_proc * 0.7 && $rss < $rss_proc * 1.3" | bc | grep -q 1 &&
+		pass "process_resident_memory_bytes $rss (VmRSS $rss_proc)" || fail "process_resident_memory_bytes '$rss', VmRSS $rss_proc"
+	start=$(metric process_start_time_seconds "$work/self.prom")
+	start_proc=$(date -d "$(ps -o lstart= -p "$exporter_pid")" +%s)
+	[ -n "$start" ] && echo "$start - $start_proc < 2 && $start_proc - $start < 2" | bc | grep -q 1 &&
+		pass "process_start_time_seconds $start (ps: $start_proc)" || fail "process_start_time_seconds '$start', ps says $start_proc"
+	grep -q '^process_cpu_seconds_total [0-9]' "$work/self.prom" && pass "process_cpu_seconds_total" ||
+		fail "no process_cpu_seconds_total"
+	grep -q '^process_virtual_memory_bytes [1-9]' "$work/self.prom" && pass "process_virtual_memory_bytes" ||
+		fail "no process_virtual_memory_bytes"
+	n404=$(sed -n 's/^cachestat_http_requests_total{code="404"} //p' "$work/self.prom")
+	eq "cachestat_http_requests_total{code=\"404\"} counts the three 404s" "$n404" 3
+	eq "cachestat_http_requests_in_flight counts this scrape" \
+		"$(metric cachestat_http_requests_in_flight "$work/self.prom")" 1
+	# gzip: negotiated, decodes to the same families
+	enc=$(curl -s -D - -o "$work/self.gz" -H 'Accept-Encoding: gzip' "$base/metrics" | tr -d '\r' |
+		sed -n 's/^Content-Encoding: //Ip')
+	eq "gzip when the client accepts it" "$enc" gzip
+	gzip -dc "$work/self.gz" >"$work/self.unz" 2>/dev/null
+	grep -q '^cachestat_build_info' "$work/self.unz" && grep -q '^process_open_fds' "$work/self.unz" &&
+		pass "the gzip body decodes to the metrics, both members" ||
+		fail "the gzip body does not decode"
+	stop_exporter
+}
+
+hard_hung_fuse
+hard_slow_clients
+hard_auth
+hard_selfmetrics
 
 stop_exporter
 finish

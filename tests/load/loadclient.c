@@ -7,7 +7,10 @@
  *
  * An error is anything but a complete "200 OK" response whose body ends with a newline and
  * holds "cachestat_build_info": a refused or reset connection, a timeout (10 s without a
- * byte), another status, a short body. Exit status 0 when there was no error.
+ * byte), another status, a short body. With LOAD_GZIP=1 in the environment it asks for gzip,
+ * as Prometheus does; a gzip body must then be Content-Length bytes that start with the gzip
+ * magic (decoding is left to the unit and integration tests: it would cost this client more
+ * CPU than the server). Exit status 0 when there was no error.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -43,6 +46,7 @@ static struct sockaddr_in addr;
 static const char *path;
 static uint64_t deadline_ns;
 static atomic_bool stop;
+static bool gzip_wanted;
 
 static uint64_t now_ns(void)
 {
@@ -103,10 +107,11 @@ static int request(struct client *c, int fd, char **buf, size_t *cap, bool *ret_
 {
 	char req[512];
 	size_t len = 0, hdr_end = 0, body_len = 0;
-	bool have_hdr = false;
+	bool have_hdr = false, gzip = false;
 	int r;
 
-	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: */*\r\n\r\n", path);
+	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: */*\r\n%s\r\n", path,
+		 gzip_wanted ? "Accept-Encoding: gzip\r\n" : "");
 	r = send_all(fd, req, strlen(req));
 	if (r < 0)
 		return len == 0 ? 1 : r;
@@ -163,10 +168,14 @@ static int request(struct client *c, int fd, char **buf, size_t *cap, bool *ret_
 				return -EPROTO;
 			}
 			body_len = strtoull(cl + 17, NULL, 10);
+			gzip = gzip_wanted && strcasestr(*buf, "\r\nContent-Encoding: gzip") != NULL;
 			*ret_close = strcasestr(*buf, "\r\nConnection: close") != NULL;
 		}
 	}
 	c->bytes += len;
+	if (gzip && body_len >= 18 && (unsigned char)(*buf)[hdr_end] == 0x1f &&
+	    (unsigned char)(*buf)[hdr_end + 1] == 0x8b)
+		return 0;
 	if (body_len == 0 || (*buf)[hdr_end + body_len - 1] != '\n' ||
 	    !memmem(*buf + hdr_end, body_len, "cachestat_build_info", 20)) {
 		snprintf(why, whylen, "body of %zu bytes is not a full exposition", body_len);
@@ -273,6 +282,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: loadclient HOST PORT PATH CLIENTS SECONDS\n");
 		return 2;
 	}
+	gzip_wanted = getenv("LOAD_GZIP") && strcmp(getenv("LOAD_GZIP"), "1") == 0;
 	addr.sin_family = AF_INET;
 	addr.sin_port = htons((uint16_t)atoi(argv[2]));
 	if (inet_pton(AF_INET, argv[1], &addr.sin_addr) != 1 ||

@@ -5,7 +5,11 @@
 #     while churn.py creates and removes cgroups with processes holding files open (one of
 #     them deleted) and creates, rewrites, renames and deletes files in a directory that the
 #     config assigns to those cgroups. Reports requests served, errors (must be 0), p50/p99
-#     latency and the exporter's peak RSS (VmHWM).
+#     latency and the exporter's peak RSS (VmHWM). LOAD_CGROUPS (5000) more cgroups, idle,
+#     stand beside them, so that every scan walks them and every body holds their series.
+#     LOAD_GZIP=1: the clients ask for gzip, as Prometheus does. LOAD_EXPORTER_FLAGS: more
+#     flags for the exporter (e.g. --scan.min-interval=5: scrapes served from a cached
+#     snapshot).
 #  2. LOAD_MILLION (1000000) files in one directory assigned to one cgroup: a scrape must
 #     come back within the configured caps (max_files_per_cgroup, max_scan_seconds) with the
 #     rest counted as skipped{reason="limit"}. LOAD_MILLION=0 leaves this out.
@@ -20,6 +24,7 @@ py=/usr/bin/python3
 clients=${LOAD_CLIENTS:-200}
 seconds=${LOAD_SECONDS:-60}
 million=${LOAD_MILLION:-1000000}
+idle=${LOAD_CGROUPS:-5000}
 out=${BUILD_ROOT:-/var/tmp/cachestat_exporter}/loadtest
 # shellcheck source=tests/lib/tap.sh
 . "$top/tests/lib/tap.sh"
@@ -31,10 +36,14 @@ cc -std=gnu11 -O2 -Wall -Wextra -o "$out/loadclient" "$here/loadclient.c" -lpthr
 
 work=$(mktemp -d /var/tmp/cse-load.XXXXXX)
 chmod 755 "$work"
-churn_pid='' cgparent=
+churn_pid='' cgparent='' idleparent=''
 cleanup() {
 	[ -n "$churn_pid" ] && kill "$churn_pid" 2>/dev/null && wait "$churn_pid" 2>/dev/null
 	stop_exporter
+	if [ -n "$idleparent" ]; then
+		find "$idleparent" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
+		rmdir "$idleparent" 2>/dev/null
+	fi
 	if [ -n "$cgparent" ]; then
 		for d in "$cgparent"/*/; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
 		rmdir "$cgparent" 2>/dev/null
@@ -48,6 +57,11 @@ cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 if [ -n "$cg2" ] && [ "$(id -u)" -eq 0 ] && mkdir "$cg2/cse-load-$$" 2>/dev/null; then
 	cgparent=$cg2/cse-load-$$
 	label=/cse-load-$$
+	# the idle cgroups in a parent of their own, out of the config's match
+	if [ "$idle" -gt 0 ] && mkdir "$cg2/cse-load-idle-$$"; then
+		idleparent=$cg2/cse-load-idle-$$
+		for i in $(seq 0 $((idle - 1))); do mkdir "$idleparent/g$i"; done
+	fi
 else
 	echo "note: no writable cgroup v2 (need root); churning files only"
 	[ -n "$cg2" ] || { cg2=$work/cgroupfs; mkdir "$cg2"; }
@@ -71,6 +85,9 @@ fi
 # to the test's size (the defaults would answer some of 200 simultaneous clients with 503).
 flags=(--config.file="$work/load.json" --web.max-requests=0
 	--web.max-connections=$((clients + 64)) --web.max-connections-per-ip=0)
+# LOAD_EXPORTER_FLAGS: more flags for the exporter, space separated
+read -ra extra <<<"${LOAD_EXPORTER_FLAGS:-}"
+flags+=("${extra[@]}")
 start_exporter "${flags[@]}" || finish
 "$py" "$here/churn.py" "${cgparent:--}" "$work/files" $((seconds + 5)) >"$work/churn.out" 2>&1 &
 churn_pid=$!
@@ -106,7 +123,7 @@ n=$(grep -c 'level=error' "$log")
 scans=$(curl -s "http://127.0.0.1:$port/metrics" | grep -c '^cachestat_cgroup_cached_bytes')
 echo "after the load: $scans cgroups in a scrape"
 
-summary1="load: clients=$clients seconds=$seconds requests=$requests errors=$errors rps=$(val rps) p50_ms=$(val p50_ms) p99_ms=$(val p99_ms) max_ms=$(val max_ms) peak_rss_mib=$rss $(cat "$work/churn.out")"
+summary1="load: clients=$clients seconds=$seconds cgroups=$scans gzip=${LOAD_GZIP:-0} flags=${LOAD_EXPORTER_FLAGS:-none} requests=$requests errors=$errors rps=$(val rps) p50_ms=$(val p50_ms) p99_ms=$(val p99_ms) max_ms=$(val max_ms) peak_rss_mib=$rss $(cat "$work/churn.out")"
 stop_exporter
 
 # ==== 2. a million files in one cgroup ====

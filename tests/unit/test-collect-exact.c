@@ -197,10 +197,9 @@ static void scan_exact(enum pagecache_abi abi)
 					" \"per_file_top\": 10 }", data);
 	const struct snap_cgroup *b;
 	struct snapshot *s = NULL;
-	bool fresh;
 
 	fake_calls = 0;
-	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_int_equal(collector_scan(c, &s), 0);
 	assert_null(s->problem);
 	assert_int_equal(s->abi, abi);
 	b = find(s, "/b");
@@ -251,10 +250,9 @@ static void test_exact_top(void **state)
 	const struct snap_cgroup *b;
 	struct snapshot *s = NULL;
 	uint64_t sizes = 0;
-	bool fresh;
 
 	(void)state;
-	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_int_equal(collector_scan(c, &s), 0);
 	b = find(s, "/b");
 	assert_int_equal(cs_of(b)->files, 3);
 	assert_int_equal(cs_of(b)->files_size, 1 + 5 + 3);
@@ -279,10 +277,9 @@ static void test_exact_skips(void **state)
 				   " \"limits\": { \"max_files_per_cgroup\": 1 } }", data, data, data);
 	uint64_t want[_SKIP_MAX] = { 0 };
 	struct snapshot *s = NULL;
-	bool fresh;
 
 	(void)state;
-	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_int_equal(collector_scan(c, &s), 0);
 	assert_int_equal(cs_of(find(s, "/b"))->files, 1);
 	assert_counts(&cs_of(find(s, "/b"))->c, 1);
 	want[SKIP_LIMIT] = 1;      /* f2 */
@@ -291,7 +288,7 @@ static void test_exact_skips(void **state)
 	assert_skipped(s, want);
 	snapshot_unref(s);
 
-	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_int_equal(collector_scan(c, &s), 0);
 	want[SKIP_LIMIT] = 2;
 	want[SKIP_NOT_FOUND] = 2;
 	want[SKIP_NOT_REGULAR] = 2;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One scan over a fake cgroup tree (an ordinary directory with cgroup.procs and memory.stat
- * files) with a fake cachestat; limits; and concurrent callers sharing one scan.
+ * files) with a fake cachestat; limits.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -163,11 +163,9 @@ static void test_scan(void **state)
 	struct snapshot *s = NULL;
 	const struct snap_cgroup *a, *b, *sub;
 	long ps = sysconf(_SC_PAGESIZE);
-	bool fresh;
 
 	(void)state;
-	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
-	assert_true(fresh);
+	assert_int_equal(collector_scan(c, &s), 0);
 	assert_null(s->problem);
 	assert_int_equal(s->n_cgroups, 4);
 	assert_string_equal(s->cgroups[0].name, "/"); /* sorted */
@@ -211,15 +209,14 @@ static void test_limits(void **state)
 	char *json = config_for_b(", \"limits\": { \"max_files_per_cgroup\": 2 }");
 	struct collector *c = make(PAGECACHE_ABI_MAINLINE, json);
 	struct snapshot *s = NULL;
-	bool fresh;
 
 	(void)state;
-	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_int_equal(collector_scan(c, &s), 0);
 	assert_int_equal(files_of(find(s, "/b")), 2);
 	assert_true(s->skipped[SKIP_LIMIT] >= 3);
 	snapshot_unref(s);
 	/* the skipped counters add up from scan to scan */
-	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_int_equal(collector_scan(c, &s), 0);
 	assert_true(s->skipped[SKIP_LIMIT] >= 6);
 	snapshot_unref(s);
 	collector_free(c);
@@ -233,10 +230,9 @@ static void test_scan_cap(void **state)
 	struct collector *c = make(PAGECACHE_ABI_MAINLINE, json);
 	struct snapshot *s = NULL;
 	const struct snap_cgroup *a, *b, *sub;
-	bool fresh;
 
 	(void)state;
-	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_int_equal(collector_scan(c, &s), 0);
 	a = find(s, "/a");
 	b = find(s, "/b");
 	sub = find(s, "/b/sub");
@@ -255,11 +251,10 @@ static void test_abi_none(void **state)
 {
 	struct collector *c = make(PAGECACHE_ABI_NONE, NULL);
 	struct snapshot *s = NULL;
-	bool fresh;
 
 	(void)state;
 	fake_calls = 0;
-	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_int_equal(collector_scan(c, &s), 0);
 	for (size_t i = 0; i < s->n_cgroups; i++)
 		assert_null(cs_of(&s->cgroups[i]));
 	assert_non_null(ms_of(find(s, "/a")));
@@ -277,72 +272,16 @@ static void test_set_config(void **state)
 	struct config *cfg = NULL;
 	struct snapshot *s = NULL;
 	char *err = NULL;
-	bool fresh;
 
 	(void)state;
-	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_int_equal(collector_scan(c, &s), 0);
 	assert_int_equal(files_of(find(s, "/b")), 0);
 	snapshot_unref(s);
 	assert_int_equal(config_parse(json, strlen(json), "t", &cfg, &err), 0);
 	collector_set_config(c, cfg);
-	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_int_equal(collector_scan(c, &s), 0);
 	assert_int_equal(files_of(find(s, "/b")), 5);
 	snapshot_unref(s);
-	collector_free(c);
-	free(json);
-}
-
-struct racer {
-	struct collector *c;
-	pthread_barrier_t *start;
-	struct snapshot *got;
-	bool fresh;
-};
-
-static void *race(void *arg)
-{
-	struct racer *r = arg;
-
-	pthread_barrier_wait(r->start);
-	if (collector_snapshot(r->c, &r->got, &r->fresh) < 0)
-		r->got = NULL;
-	return NULL;
-}
-
-/* Callers that arrive while a scan runs wait for it and share its snapshot. */
-static void test_shared_scan(void **state)
-{
-	char *json = config_for_b(", \"per_file_top\": 0");
-	struct collector *c;
-	struct racer r[4];
-	pthread_t t[4];
-	pthread_barrier_t start;
-	int fresh = 0;
-
-	(void)state;
-	/* only /b has files (this process must not be in the tree for a stable count) */
-	write_file("a/cgroup.procs", "");
-	c = make(PAGECACHE_ABI_MAINLINE, json);
-	fake_calls = 0;
-	fake_delay_ms = 100; /* 5 files: a scan of half a second, long enough under load */
-	pthread_barrier_init(&start, NULL, 4);
-	for (int i = 0; i < 4; i++) {
-		r[i] = (struct racer){ .c = c, .start = &start };
-		assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
-	}
-	for (int i = 0; i < 4; i++)
-		pthread_join(t[i], NULL);
-	fake_delay_ms = 0;
-	for (int i = 0; i < 4; i++) {
-		assert_non_null(r[i].got);
-		assert_ptr_equal(r[i].got, r[0].got);
-		fresh += r[i].fresh;
-	}
-	assert_int_equal(fresh, 1);
-	assert_int_equal(fake_calls, 5); /* one scan of five files */
-	for (int i = 0; i < 4; i++)
-		snapshot_unref(r[i].got);
-	pthread_barrier_destroy(&start);
 	collector_free(c);
 	free(json);
 }
@@ -355,7 +294,6 @@ int main(void)
 		cmocka_unit_test(test_scan_cap),
 		cmocka_unit_test(test_abi_none),
 		cmocka_unit_test(test_set_config),
-		cmocka_unit_test(test_shared_scan),
 	};
 
 	return cmocka_run_group_tests_name("collect", tests, setup, teardown);

@@ -57,13 +57,12 @@ static char *scan_render(bool json)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
-	bool fresh;
 	int idx = registry_find("identity");
 
 	assert_true(idx >= 0);
 	o.enable[idx] = true;
 	assert_int_equal(collector_new(&o, &pc, config_new_default(), &c), 0);
-	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_int_equal(collector_scan(c, &s), 0);
 	assert_false(s->collectors[idx].reported); /* reads nothing: no success/duration */
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);

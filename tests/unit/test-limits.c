@@ -70,13 +70,12 @@ static char *scan_text(bool *ret_success)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
-	bool fresh;
 	int idx = registry_find("limits");
 
 	assert_true(idx >= 0);
 	o.enable[idx] = true;
 	assert_int_equal(collector_new(&o, &pc, config_new_default(), &c), 0);
-	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_int_equal(collector_scan(c, &s), 0);
 	*ret_success = s->collectors[idx].success;
 	assert_true(s->collectors[idx].reported);
 	f = open_memstream(&buf, &len);

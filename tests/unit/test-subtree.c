@@ -105,7 +105,6 @@ static struct snapshot *scan(void)
 	struct config *cfg = NULL;
 	struct snapshot *s = NULL;
 	char *json = NULL, *err = NULL;
-	bool fresh;
 
 	for (size_t i = 0; i < registry_count(); i++)
 		o.enable[i] = true;
@@ -120,7 +119,7 @@ static struct snapshot *scan(void)
 		fail_msg("config: %s", err);
 	free(json);
 	assert_int_equal(collector_new(&o, &pc, cfg, &c), 0);
-	assert_int_equal(collector_snapshot(c, &s, &fresh), 0);
+	assert_int_equal(collector_scan(c, &s), 0);
 	collector_free(c);
 	return s;
 }

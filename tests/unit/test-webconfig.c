@@ -262,7 +262,9 @@ static void test_login(void **state)
 	assert_false(webconfig_check_login(wc, NULL, "right"));
 	assert_false(webconfig_check_login(wc, "Alice", "right"));
 	assert_false(webconfig_check_login(wc, "alice", "right "));
-	assert_int_equal(wc->cache_used, 2);
+	assert_int_equal(wc->cache_used, 9); /* failures are cached too */
+	assert_false(webconfig_check_login(wc, "alice", "wrong")); /* from the cache */
+	assert_int_equal(wc->cache_used, 9);
 	assert_false(webconfig_check_login(NULL, "alice", "right"));
 	webconfig_free(wc);
 }
@@ -282,6 +284,7 @@ static void test_login_cache_wraps(void **state)
 	struct webconfig *wc = auth_config();
 
 	(void)state;
+	usleep(2100000); /* a full bucket of bcrypt runs after the tests before */
 	assert_true(webconfig_check_login(wc, "alice", "right"));
 	/* fill the cache with other entries by hand: digests that match nothing */
 	for (size_t i = 0; i < WEBCONFIG_AUTH_CACHE; i++) {
@@ -293,6 +296,35 @@ static void test_login_cache_wraps(void **state)
 	assert_int_equal(wc->cache_used, WEBCONFIG_AUTH_CACHE);
 	assert_true(webconfig_check_login(wc, "alice", "right")); /* bcrypt again */
 	assert_false(webconfig_check_login(wc, "alice", "wrong"));
+	webconfig_free(wc);
+}
+
+/*
+ * bcrypt runs are rate-limited for the whole process: past the burst, a login not in the
+ * cache is not checked (BUSY) until the bucket refills; cached ones still answer.
+ */
+static void test_login_rate_limit(void **state)
+{
+	struct webconfig *wc = auth_config();
+	enum webconfig_login r = WEBCONFIG_LOGIN_REFUSED;
+	char pw[32];
+	int checked = 0;
+
+	(void)state;
+	usleep(2100000); /* a full bucket */
+	assert_int_equal(webconfig_login(wc, "alice", "right"), WEBCONFIG_LOGIN_OK);
+	for (int i = 0; i < 3 * WEBCONFIG_BCRYPT_BURST && r != WEBCONFIG_LOGIN_BUSY; i++) {
+		snprintf(pw, sizeof(pw), "guess%d", i);
+		r = webconfig_login(wc, "alice", pw);
+		checked += r == WEBCONFIG_LOGIN_REFUSED;
+	}
+	assert_int_equal(r, WEBCONFIG_LOGIN_BUSY);
+	/* the burst, and what refilled while the runs took their time */
+	assert_in_range(checked, WEBCONFIG_BCRYPT_BURST - 1, WEBCONFIG_BCRYPT_BURST + 5);
+	assert_int_equal(webconfig_login(wc, "alice", "right"), WEBCONFIG_LOGIN_OK);  /* cached */
+	assert_int_equal(webconfig_login(wc, "alice", "guess0"), WEBCONFIG_LOGIN_REFUSED);
+	usleep(1000000 / WEBCONFIG_BCRYPT_PER_SECOND + 100000);
+	assert_int_equal(webconfig_login(wc, "alice", "after"), WEBCONFIG_LOGIN_REFUSED);
 	webconfig_free(wc);
 }
 
@@ -395,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_login),
 		cmocka_unit_test(test_login_no_users),
 		cmocka_unit_test(test_login_cache_wraps),
+		cmocka_unit_test(test_login_rate_limit),
 		cmocka_unit_test_setup_teardown(test_load_files, setup_dir, teardown_dir),
 	};
 
