@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the kernel build scripts (sourced, not run).
 #
 # Layout under $BUILD_ROOT/kernel (never inside the repository):
@@ -30,7 +31,7 @@ die() { log "error: $*"; exit 1; }
 # The fragments and extra patches of a variant, relative to kernel/config and kernel/patches.
 variant_fragments() {
 	case $1 in
-	release|nofix) echo release.config ;;
+	release|nofix|unlimited) echo release.config ;;
 	debug) echo release.config debug.config ;;
 	*) return 1 ;;
 	esac
@@ -39,6 +40,7 @@ variant_fragments() {
 variant_extra_patches() {
 	case $1 in
 	nofix) echo ab/revert-0001.patch ;;
+	unlimited) echo ab/unlimited-flush.patch ;;
 	*) ;;
 	esac
 }
@@ -72,7 +74,8 @@ kernel_cache_key() {
 
 # Unpack the tarball once into a git repository whose first commit is tagged "base".
 ensure_base_repo() {
-	local base=$KROOT/base-$(tarball_key) tmp
+	local base tmp
+	base=$KROOT/base-$(tarball_key)
 	if [ -e "$base/.git/refs/tags/base" ]; then
 		echo "$base"
 		return
@@ -84,7 +87,7 @@ ensure_base_repo() {
 	tar -xJf "$KERNEL_TARBALL" -C "$tmp" --strip-components=1
 	log "committing the unpacked tree"
 	(
-		cd "$tmp"
+		cd "$tmp" || exit
 		git init -q
 		git config core.autocrlf false
 		git config gc.auto 0
@@ -141,7 +144,7 @@ prepare_tree() {
 configure_tree() {
 	local tree=$1
 	shift
-	local frag frags=() merged
+	local frag frags=()
 	for frag in "$@"; do frags+=("$KERNEL_DIR/config/$frag"); done
 	(
 		cd "$tree"
@@ -169,7 +172,7 @@ check_config() {
 			CONFIG_*=*)
 				sym=${line%%=*} val=${line#*=}
 				if ! grep -qxF "$sym=$val" "$config"; then
-					log "config: $(basename "$frag") asks $sym=$val, got: $(grep -E "^(# )?$sym[= ]" "$config" || echo absent)"
+					log "config: $(basename "$frag") asks $sym=$val, got: $(grep -E "^(# )?${sym}[= ]" "$config" || echo absent)"
 					bad=1
 				fi
 				;;
