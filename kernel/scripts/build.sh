@@ -48,7 +48,7 @@ main() {
 	for p in "${patches[@]}"; do [ -r "$p" ] || die "missing patch $p"; done
 
 	base=$(ensure_base_repo)
-	tree=$KROOT/src-$variant
+	tree=$(variant_tree "$variant")
 	prepare_tree "$base" "$tree" "${patches[@]}"
 	# shellcheck disable=SC2086 # fragments is a list of names
 	configure_tree "$tree" $fragments

@@ -28,6 +28,15 @@ export GIT_AUTHOR_NAME="cachestat build" GIT_AUTHOR_EMAIL="build@cachestat.inval
 log() { printf '%s build.sh: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# The source tree a variant builds in: variants of one config share it, so that switching
+# between them rebuilds only what their extra patches touch.
+variant_tree() {
+	case $1 in
+	debug) echo "$KROOT/src-debug" ;;
+	*) echo "$KROOT/src-release" ;;
+	esac
+}
+
 # The fragments and extra patches of a variant, relative to kernel/config and kernel/patches.
 variant_fragments() {
 	case $1 in

@@ -20,11 +20,12 @@ mkdir -p /dev/shm /sys/fs/cgroup
 mount -t tmpfs tmpfs /dev/shm
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 
-mode=test bench=
+mode=test bench='' suites=''
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	cachestat.mode=*) mode=${arg#*=} ;;
 	cachestat.bench=*) bench=$(echo "${arg#*=}" | tr , ' ') ;;
+	cachestat.suites=*) suites=$(echo "${arg#*=}" | tr , ' ') ;;
 	esac
 done
 
@@ -36,13 +37,14 @@ mount -t ext4 /dev/vda /mnt/scratch || scratch_ok=0
 mount -t ext4 /dev/vdc /mnt/slow && export CACHESTAT_SLOW_DIR=/mnt/slow
 
 echo "=== cachestat-tests begin mode=$mode kernel=$(uname -r)"
+# shellcheck disable=SC2086 # $suites and $bench are lists
 [ $scratch_ok = 1 ] || mode=noscratch
 case $mode in
 noscratch) echo "not ok 1 setup: mounting the ext4 scratch disk /dev/vda failed"; false ;;
-test) /tests/run-in-guest.sh /mnt/scratch ;;
+test) /tests/run-in-guest.sh /mnt/scratch $suites ;;
+flush) /tests/cachestat_bench --flush /mnt/scratch ;;
 numa) /tests/run-in-guest.sh /mnt/scratch numa ;;
 bench)
-	# shellcheck disable=SC2086 # a list of sizes
 	/tests/cachestat_bench /mnt/scratch $bench ;;
 *) echo "unknown mode $mode"; false ;;
 esac
