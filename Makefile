@@ -13,7 +13,7 @@ SUITES = \
 	kernel='kernel/scripts/test.sh' \
 	e2e='tests/e2e/run.sh'
 
-.PHONY: all exporter deps test kernel kernel-test kernel-bench kernel-ab bench-exporter demo fuzz loadtest clean
+.PHONY: all exporter deps test kernel kernel-test kernel-bench kernel-ab kernel-series bench-exporter demo fuzz loadtest clean
 
 all: exporter
 
@@ -38,6 +38,9 @@ kernel-bench: deps
 
 kernel-ab: deps
 	kernel/scripts/ab-numa.sh
+
+kernel-series:
+	kernel/scripts/series.sh
 
 bench-exporter: deps exporter
 	tests/bench/bench-exporter.sh

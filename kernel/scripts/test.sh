@@ -48,6 +48,9 @@ for v in "${variants[@]}"; do
 	parse_run "$v:" "$log" "$rc" "$minima"
 	pass=$((pass + RES_PASS)) fail=$((fail + RES_FAIL)) skip=$((skip + RES_SKIP))
 	hlog "$v: $RES_PASS passed, $RES_FAIL failed, $RES_SKIP skipped in $((SECONDS - start)) s"
+	# For the cover letter of make kernel-series.
+	echo "$RES_PASS passed, $RES_FAIL failed, $RES_SKIP skipped ($(tr -d '\r' <"$log" |
+		sed -n 's/^=== cachestat-tests begin .*kernel=//p' | head -n 1))" >"$LOG_DIR/test-$v.summary"
 done
 
 echo "$pass passed, $fail failed, $skip skipped"
