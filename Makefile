@@ -23,7 +23,7 @@ SUITES = \
 	e2e='tests/e2e/run.sh' \
 	spdx='scripts/check-spdx.sh'
 
-.PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab bench-exporter demo fuzz loadtest clean
+.PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series bench-exporter demo fuzz loadtest clean
 
 all: exporter
 
@@ -64,6 +64,9 @@ kernel-bench: deps
 
 kernel-ab: deps
 	kernel/scripts/ab-numa.sh
+
+kernel-series:
+	kernel/scripts/series.sh
 
 bench-exporter: deps exporter
 	tests/bench/bench-exporter.sh

@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -18,6 +20,8 @@ const char *pagecache_abi_name(enum pagecache_abi abi)
 		return "seed";
 	case PAGECACHE_ABI_MAINLINE:
 		return "mainline";
+	case PAGECACHE_ABI_BOTH:
+		return "both";
 	case PAGECACHE_ABI_NONE:
 	default:
 		return "none";
@@ -37,36 +41,55 @@ static long call_mainline(pagecache_syscall_fn sys, int fd, struct pagecache_cac
 	return sys(PAGECACHE_NR_CACHESTAT, (unsigned long)(unsigned int)fd, &range, cs, 0U);
 }
 
+/*
+ * A mainline-form call that really wrote the struct: on a seed-only kernel the same call is a
+ * seed-form call with cstat_size 0, which succeeds and writes nothing. Returns 1 if it wrote,
+ * 0 if it did not, -errno if it failed.
+ */
+static int mainline_form_writes(pagecache_syscall_fn sys, int fd)
+{
+	struct pagecache_cachestat cs;
+
+	/* No page count is ever UINT64_MAX: any real answer replaces this pattern. */
+	memset(&cs, 0xff, sizeof(cs));
+	if (call_mainline(sys, fd, &cs) < 0)
+		return -errno;
+	return cs.nr_cache != UINT64_MAX;
+}
+
 int pagecache_probe(pagecache_syscall_fn sys, int probe_fd, struct pagecache *ret)
 {
 	struct pagecache_cachestat cs;
-	int err;
+	bool seed;
+	int r;
 
 	if (!sys)
 		sys = syscall;
 	*ret = (struct pagecache){ .abi = PAGECACHE_ABI_NONE, .sys = sys };
 
-	/*
-	 * The seed form first: a mainline-form call on a seed kernel returns 0 and writes
-	 * nothing, so the order of the two calls is what keeps them from being mixed up.
-	 */
+	/* The seed form first: it is the one that fails cleanly on the other kernels. */
 	memset(&cs, 0, sizeof(cs));
-	if (call_seed(sys, probe_fd, &cs) == 0) {
-		ret->abi = PAGECACHE_ABI_SEED;
-		return 0;
+	seed = call_seed(sys, probe_fd, &cs) == 0;
+	if (!seed) {
+		r = errno;
+		if (r == ENOSYS)
+			return 0;
+		if (r != EFAULT && r != EINVAL)
+			return -r;
 	}
-	err = errno;
-	if (err == ENOSYS)
-		return 0;
-	if (err != EFAULT && err != EINVAL)
-		return -err;
 
-	memset(&cs, 0, sizeof(cs));
-	if (call_mainline(sys, probe_fd, &cs) == 0) {
-		ret->abi = PAGECACHE_ABI_MAINLINE;
+	r = mainline_form_writes(sys, probe_fd);
+	if (seed) {
+		/* A seed kernel may refuse the pointer-sized off of the second call. */
+		ret->abi = r > 0 ? PAGECACHE_ABI_BOTH : PAGECACHE_ABI_SEED;
 		return 0;
 	}
-	return -errno;
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return -EIO; /* refuses the seed form, yet writes nothing in mainline's */
+	ret->abi = PAGECACHE_ABI_MAINLINE;
+	return 0;
 }
 
 int pagecache_probe_default(struct pagecache *ret)
@@ -93,6 +116,7 @@ int pagecache_stat(const struct pagecache *pc, int fd, struct pagecache_cachesta
 		r = call_seed(pc->sys, fd, &cs);
 		break;
 	case PAGECACHE_ABI_MAINLINE:
+	case PAGECACHE_ABI_BOTH:
 		r = call_mainline(pc->sys, fd, &cs);
 		break;
 	case PAGECACHE_ABI_NONE:

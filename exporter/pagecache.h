@@ -6,6 +6,8 @@
  *   cachestat(fd, off, len, cstat_size, cstat)
  * and mainline (>= 6.5)
  *   cachestat(fd, struct cachestat_range *, cstat, flags).
+ * The v3 series serves both on 451: a 4th argument of 0 (a cstat_size of 0, which asks for
+ * nothing in the seed's form) selects mainline's form there.
  * pagecache_probe() tells them apart once; pagecache_stat() then makes the right call.
  * Depends on nothing else in the project.
  */
@@ -34,6 +36,7 @@ enum pagecache_abi {
 	PAGECACHE_ABI_NONE,
 	PAGECACHE_ABI_SEED,
 	PAGECACHE_ABI_MAINLINE,
+	PAGECACHE_ABI_BOTH, /* the v3 series: either form; pagecache_stat() uses mainline's */
 };
 
 /* Same shape as syscall(2); tests pass a fake. Returns -1 and sets errno on failure. */
@@ -49,9 +52,11 @@ const char *pagecache_abi_name(enum pagecache_abi abi);
 /*
  * Finds out which ABI the kernel speaks by calling it on probe_fd (any regular file or memfd).
  * A seed-form call with off = 0 succeeds on a seed kernel; on mainline it fails with EFAULT
- * (it reads a NULL range pointer; some versions check flags first and say EINVAL), and a
- * mainline-form call then confirms. ENOSYS means no cachestat. Returns 0 and fills *ret, or
- * -errno of the call that could not be explained (*ret then says PAGECACHE_ABI_NONE).
+ * (it reads a NULL range pointer; some versions check flags first and say EINVAL). A
+ * mainline-form call follows either way, into a struct filled with a pattern no count can
+ * have: a seed-only kernel returns 0 and leaves it alone (cstat_size 0), a kernel that
+ * serves mainline's form overwrites it. ENOSYS means no cachestat. Returns 0 and fills *ret,
+ * or -errno of the call that could not be explained (*ret then says PAGECACHE_ABI_NONE).
  * sys == NULL means syscall(2).
  */
 int pagecache_probe(pagecache_syscall_fn sys, int probe_fd, struct pagecache *ret);

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * scheduler: when scans run, who shares them, and what a scrape gets when a scan does not
  * end in time. Scans run in scanner threads of their own; each finished snapshot is rendered

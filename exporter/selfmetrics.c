@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 #define _GNU_SOURCE
 #include "selfmetrics.h"
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * selfmetrics: the series about the exporter itself that change with every scrape, rendered
  * per scrape and appended after the shared body of the snapshot: process_* (as every

@@ -6,6 +6,8 @@
 #   kernel/scripts/build.sh release   the series of kernel/patches/series, config/release.config
 #   kernel/scripts/build.sh debug     the same plus config/debug.config (lockdep, KASAN, ...)
 #   kernel/scripts/build.sh nofix     release with patches/ab/revert-0001.patch on top (A/B test)
+#   kernel/scripts/build.sh unlimited release with patches/ab/unlimited-flush.patch on top: the
+#                                     stats flush of every call, for make kernel-bench
 #
 # Environment: BUILD_ROOT (default /var/tmp/cachestat_exporter), KERNEL_TARBALL, JOBS.
 set -euo pipefail
@@ -16,7 +18,7 @@ set -euo pipefail
 main() {
 	local variant=${1:-} fragments key out start base tree logfile tmp p
 	fragments=$(variant_fragments "$variant" 2>/dev/null) ||
-		{ echo "usage: $0 release|debug|nofix" >&2; exit 2; }
+		{ echo "usage: $0 release|debug|nofix|unlimited" >&2; exit 2; }
 	[ -r "$KERNEL_TARBALL" ] || die "$KERNEL_TARBALL not found (Debian package linux-source-6.1)"
 
 	key=$(kernel_cache_key "$variant")
@@ -47,7 +49,7 @@ main() {
 	for p in "${patches[@]}"; do [ -r "$p" ] || die "missing patch $p"; done
 
 	base=$(ensure_base_repo)
-	tree=$KROOT/src-$variant
+	tree=$(variant_tree "$variant")
 	prepare_tree "$base" "$tree" "${patches[@]}"
 	# shellcheck disable=SC2086 # fragments is a list of names
 	configure_tree "$tree" $fragments

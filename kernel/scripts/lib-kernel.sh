@@ -29,10 +29,19 @@ export GIT_AUTHOR_NAME="cachestat build" GIT_AUTHOR_EMAIL="build@cachestat.inval
 log() { printf '%s build.sh: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# The source tree a variant builds in: variants of one config share it, so that switching
+# between them rebuilds only what their extra patches touch.
+variant_tree() {
+	case $1 in
+	debug) echo "$KROOT/src-debug" ;;
+	*) echo "$KROOT/src-release" ;;
+	esac
+}
+
 # The fragments and extra patches of a variant, relative to kernel/config and kernel/patches.
 variant_fragments() {
 	case $1 in
-	release|nofix) echo release.config ;;
+	release|nofix|unlimited) echo release.config ;;
 	debug) echo release.config debug.config ;;
 	*) return 1 ;;
 	esac
@@ -41,6 +50,7 @@ variant_fragments() {
 variant_extra_patches() {
 	case $1 in
 	nofix) echo ab/revert-0001.patch ;;
+	unlimited) echo ab/unlimited-flush.patch ;;
 	*) ;;
 	esac
 }
@@ -87,7 +97,7 @@ ensure_base_repo() {
 	tar -xJf "$KERNEL_TARBALL" -C "$tmp" --strip-components=1
 	log "committing the unpacked tree"
 	(
-		cd "$tmp" || exit 1
+		cd "$tmp" || exit
 		git init -q
 		git config core.autocrlf false
 		git config gc.auto 0

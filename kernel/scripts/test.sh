@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# make kernel-test: boots the debug and the release kernel under QEMU (TCG, two NUMA nodes) and
-# runs the seed selftest, the cachestat kselftest, the NUMA workingset proof and a kernel-log
-# splat check in each. Prints one line per test and ends with "N passed, N failed, N skipped".
+# make kernel-test: checks first that the console-log parser fails broken logs
+# (tests/check-parser.sh), then boots the debug and the release kernel under QEMU (TCG, two NUMA
+# nodes) and runs the seed selftest, the cachestat kselftest, the mainline-form and overlayfs
+# kselftest, the NUMA workingset proof and a kernel-log splat check in each. Prints one line per
+# test and ends with "N passed, N failed, N skipped".
 #
 # Usage: kernel/scripts/test.sh [VARIANT...]      (default: debug release)
 # Console logs: $BUILD_ROOT/kernel-tests/logs/test-VARIANT.log
@@ -15,7 +17,17 @@ variants=("${@:-debug}")
 # Guards: the guest normally finishes in well under these (see kernel/tests/README.md).
 declare -A guard=([release]=900 [debug]=1800 [nofix]=900)
 
+# The least number of results of each suite of a test-mode guest: the programs' plans.
+minima="seed=6 kselftest=52 mainline=8 numa=1 dmesg=1"
+
 pass=0 fail=0 skip=0
+if "$TESTS_DIR/check-parser.sh" >"$LOG_DIR/check-parser.log" 2>&1; then
+	echo "PASS console-log parser fails broken logs (exit 127, no TAP, truncated, short)"
+	pass=$((pass + 1))
+else
+	echo "FAIL console-log parser fails broken logs; see $LOG_DIR/check-parser.log"
+	fail=$((fail + 1))
+fi
 if ! artifacts=$(test_artifacts); then
 	echo "FAIL building the guest test programs"
 	echo "0 passed, 1 failed, 0 skipped"
@@ -34,9 +46,12 @@ for v in "${variants[@]}"; do
 	hlog "$v: booting $bz (console: $log)"
 	"$TESTS_DIR/qemu-run.sh" "$bz" "$artifacts" "$log" test "${guard[$v]:-900}"
 	rc=$?
-	parse_run "$v:" "$log" "$rc"
+	parse_run "$v:" "$log" "$rc" "$minima"
 	pass=$((pass + RES_PASS)) fail=$((fail + RES_FAIL)) skip=$((skip + RES_SKIP))
 	hlog "$v: $RES_PASS passed, $RES_FAIL failed, $RES_SKIP skipped in $((SECONDS - start)) s"
+	# For the cover letter of make kernel-series.
+	echo "$RES_PASS passed, $RES_FAIL failed, $RES_SKIP skipped ($(tr -d '\r' <"$log" |
+		sed -n 's/^=== cachestat-tests begin .*kernel=//p' | head -n 1))" >"$LOG_DIR/test-$v.summary"
 done
 
 echo "$pass passed, $fail failed, $skip skipped"

@@ -3,8 +3,9 @@
 # Builds the guest side of the kernel tests and prints the directory that holds them (last line of
 # stdout; progress goes to stderr):
 #
-#   test_cachestat        the seed's selftest          } built from patch 0005's
-#   test_cachestat_full   the fuller kselftest         } tools/testing/selftests/cachestat
+#   test_cachestat           the seed's selftest       } built from the selftest patch's
+#   test_cachestat_full      the fuller kselftest      } tools/testing/selftests/cachestat
+#   test_cachestat_mainline  mainline's call form      }
 #   numa_refault          the NUMA workingset proof (kernel/tests/numa_refault.c)
 #   cachestat_bench       cachestat against mmap+mincore (kernel/tests/cachestat_bench.c)
 #   run-in-guest.sh       runs the tests in any guest and prints TAP plus a summary
@@ -12,7 +13,7 @@
 #
 # All programs are static, so they run in the busybox initramfs and in a Debian guest alike.
 # The selftests are compiled against the uapi headers of the patched tree: Debian's tarball is
-# unpacked once under $BUILD_ROOT/kernel-tests/, the series (0001-0005) is applied to a hard-linked
+# unpacked once under $BUILD_ROOT/kernel-tests/, the series is applied to a hard-linked
 # copy, and `make headers` exports the headers. Outputs are cached under a hash of every input.
 set -euo pipefail
 
@@ -32,10 +33,10 @@ patch_list() {
 	while read -r p; do
 		[ -n "$p" ] || continue
 		echo "$kernel_dir/patches/$p"
-		case $p in 0005-*) listed=1 ;; esac
+		case $p in *-selftests-*) listed=1 ;; esac
 	done < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$kernel_dir/patches/series")
 	if [ $listed = 0 ]; then
-		for p in "$kernel_dir"/patches/0005-*.patch; do [ -r "$p" ] && echo "$p"; done
+		for p in "$kernel_dir"/patches/*-selftests-*.patch; do [ -r "$p" ] && echo "$p"; done
 	fi
 	return 0
 }
@@ -88,8 +89,8 @@ make -s -C "$work" headers >/dev/null
 mkdir -p "$out.tmp"
 cflags=(-static -O2 -Wall -Werror)
 st=$work/tools/testing/selftests/cachestat
-for prog in test_cachestat test_cachestat_full; do
-	[ -r "$st/$prog.c" ] || die "$prog.c is not in the series (patch 0005 missing?)"
+for prog in test_cachestat test_cachestat_full test_cachestat_mainline; do
+	[ -r "$st/$prog.c" ] || die "$prog.c is not in the series (selftest patch missing?)"
 	# The seed's selftest is kept as it was, warnings included.
 	extra=()
 	[ $prog = test_cachestat ] && extra=(-Wno-error)
@@ -102,10 +103,11 @@ install -m 0755 "$here/run-in-guest.sh" "$out.tmp/run-in-guest.sh"
 
 log "building the initramfs"
 initrd=$out.tmp/initramfs
-mkdir -p "$initrd"/{bin,dev,proc,sys,tmp,mnt/scratch,tests}
+mkdir -p "$initrd"/{bin,dev,proc,sys,tmp,mnt/scratch,mnt/slow,tests}
 cp "$busybox" "$initrd/bin/busybox"
 install -m 0755 "$here/guest-init.sh" "$initrd/init"
-cp "$out.tmp"/test_cachestat "$out.tmp"/test_cachestat_full "$out.tmp"/numa_refault \
+cp "$out.tmp"/test_cachestat "$out.tmp"/test_cachestat_full "$out.tmp"/test_cachestat_mainline \
+	"$out.tmp"/numa_refault \
 	"$out.tmp"/cachestat_bench "$out.tmp"/run-in-guest.sh "$initrd/tests/"
 (cd "$initrd" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) | gzip -1 >"$out.tmp/initramfs.cpio.gz"
 rm -rf "$initrd" "$work"

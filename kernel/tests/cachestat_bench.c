@@ -11,6 +11,14 @@
  *     linearly from the largest size measured.
  * (b) A fully cached 1 GiB file.
  *
+ * Usage: cachestat_bench --flush SCRATCH_DIR [CALLS]
+ *
+ * (c) The cost of many small calls from an unprivileged user (uid 65534 on a
+ *     one-page file of its own), once on a quiet system and once while
+ *     another process keeps adding and dropping page cache, which keeps the
+ *     memcg stats due for a flush. Without a rate limit on the flush, every
+ *     call of the busy run pays for one.
+ *
  * Output: "# ..." commentary and one "bench: KEY VALUE" line per figure.
  */
 #define _GNU_SOURCE
@@ -22,7 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <grp.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -197,8 +208,87 @@ static void bench_cached(const char *dir)
 	close(fd);
 }
 
+/* Keeps page cache coming and going: memcg stat updates on every page. */
+static pid_t start_churn(const char *dir)
+{
+	static char buf[256 << 10];
+	pid_t pid;
+	int fd;
+
+	fd = open_scratch(dir, "bench-churn");
+	pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		exit(1);
+	}
+	if (pid > 0) {
+		close(fd);
+		return pid;
+	}
+	/* The same uid as the caller, who must be able to kill it */
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		_exit(1);
+	memset(buf, 0x17, sizeof(buf));
+	for (;;) {
+		if (pwrite(fd, buf, sizeof(buf), 0) != sizeof(buf) || ftruncate(fd, 0))
+			_exit(1);
+	}
+}
+
+/* Mean seconds per call of CALLS cachestat() calls on fd. */
+static double time_small_calls(int fd, long calls)
+{
+	struct cs_stat cs;
+	double t = now();
+	long i;
+
+	for (i = 0; i < calls; i++) {
+		if (syscall(CACHESTAT_NR, fd, 0L, (size_t)page_size, sizeof(cs), &cs)) {
+			perror("cachestat");
+			exit(1);
+		}
+	}
+	return (now() - t) / calls;
+}
+
+static void bench_flush(const char *dir, long calls)
+{
+	double quiet, busy;
+	pid_t churn;
+	int fd, status;
+
+	fd = open_scratch(dir, "bench-small");
+	if (write(fd, "x", 1) != 1 || fchown(fd, 65534, 65534)) {
+		perror("bench-small");
+		exit(1);
+	}
+	churn = start_churn(dir);
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534)) {
+		perror("drop to uid 65534");
+		exit(1);
+	}
+	/* The churn runs on the other CPU: time with it, stop it, time without. */
+	usleep(200000);
+	busy = time_small_calls(fd, calls);
+	kill(churn, SIGKILL);
+	waitpid(churn, &status, 0);
+	usleep(200000);
+	quiet = time_small_calls(fd, calls);
+	printf("# %ld calls as uid 65534 on a 1-page file: %.0f ns/call quiet, %.0f ns/call "
+	       "beside page cache churn\n", calls, quiet * 1e9, busy * 1e9);
+	printf("bench: small_call_quiet_ns %.0f\n", quiet * 1e9);
+	printf("bench: small_call_churn_ns %.0f\n", busy * 1e9);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 3 && !strcmp(argv[1], "--flush")) {
+		page_size = sysconf(_SC_PAGESIZE);
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		bench_flush(argv[2], argc > 3 ? atol(argv[3]) : 20000);
+		return 0;
+	}
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s SCRATCH_DIR [MINCORE_SPARSE_GB...]\n", argv[0]);
 		return 2;

@@ -33,14 +33,20 @@ log_section() {
 }
 
 # Prints one line per TAP result of a guest run, prefixed with LABEL, then checks the kernel log
-# for splats. Sets RES_PASS, RES_FAIL, RES_SKIP.
+# for splats. Sets RES_PASS, RES_FAIL, RES_SKIP. MINIMA ("suite=N ...", optional) is the least
+# number of results each suite must report: a program that stopped early, or never ran, fails
+# the run even if everything it printed passed. So does a guest whose runner did not print its
+# exit line with status 0.
 parse_run() {
-	local label=$1 log=$2 qemu_rc=$3 line status desc splats
+	local label=$1 log=$2 qemu_rc=$3 minima=${4:-} line status desc splats exit_line m suite want
+	local -A count=()
 	RES_PASS=0 RES_FAIL=0 RES_SKIP=0
 	while IFS= read -r line; do
 		case $line in
 		"ok "*|"not ok "*)
 			desc=$(echo "$line" | sed -E 's/^(not )?ok [0-9]+ //')
+			suite=${desc%%:*}
+			count[$suite]=$(( ${count[$suite]:-0} + 1 ))
 			if [[ $line == "not ok"* ]]; then
 				status=FAIL RES_FAIL=$((RES_FAIL + 1))
 			elif [[ $desc == *"# SKIP"* ]]; then
@@ -52,6 +58,22 @@ parse_run() {
 			;;
 		esac
 	done < <(log_section "$log" "=== cachestat-tests begin" "=== cachestat-tests exit")
+
+	for m in $minima; do
+		suite=${m%%=*} want=${m#*=}
+		if [ "${count[$suite]:-0}" -lt "$want" ]; then
+			RES_FAIL=$((RES_FAIL + 1))
+			printf 'FAIL %s suite %s reported %s results, want at least %s\n' \
+				"$label" "$suite" "${count[$suite]:-0}" "$want"
+		fi
+	done
+
+	exit_line=$(tr -d '\r' <"$log" | grep -a '^=== cachestat-tests exit ' | tail -n 1)
+	if [ "$exit_line" != "=== cachestat-tests exit 0" ]; then
+		RES_FAIL=$((RES_FAIL + 1))
+		printf 'FAIL %s guest runner exited with status 0 (got: %s)\n' "$label" \
+			"${exit_line:-no exit line}"
+	fi
 
 	if [ "$qemu_rc" -ne 0 ] || ! tr -d '\r' <"$log" | grep -q '^=== dmesg end'; then
 		RES_FAIL=$((RES_FAIL + 1))

@@ -29,6 +29,9 @@ trap 'rm -rf "$run"' EXIT
 truncate -s 3G "$run/scratch.img"
 mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 -L scratch "$run/scratch.img"
 truncate -s 256M "$run/swap.img"
+# A small ext4 disk throttled to 1 MiB/s of writes: writeback lasts long enough to be seen.
+truncate -s 64M "$run/slow.img"
+mkfs.ext4 -q -F -b 4096 -L slow "$run/slow.img"
 mkswap -q "$run/swap.img" >/dev/null 2>&1 || mkswap "$run/swap.img" >/dev/null
 
 cmdline="console=ttyS0 loglevel=1 log_buf_len=8M panic=-1 hugepages=4 cachestat.mode=$mode $extra"
@@ -43,6 +46,7 @@ timeout -k 10 "$timeout_s" qemu-system-x86_64 \
 	-kernel "$bz" -initrd "$artifacts/initramfs.cpio.gz" -append "$cmdline" \
 	-drive file="$run/scratch.img",format=raw,if=virtio,cache=unsafe \
 	-drive file="$run/swap.img",format=raw,if=virtio,cache=unsafe \
+	-drive file="$run/slow.img",format=raw,if=virtio,cache=unsafe,throttling.bps-write=1048576 \
 	-nic none -vga none -display none -monitor none -serial file:"$log" -no-reboot \
 	</dev/null >"$run/qemu.out" 2>&1
 rc=$?

@@ -6,8 +6,12 @@
 # Usage: run-in-guest.sh SCRATCH_DIR [SUITE...]
 #   SCRATCH_DIR  a directory on a block-backed file system (ext4), not tmpfs: the fsync cases
 #                check that nothing stays dirty, which tmpfs never satisfies.
-#   SUITE        seed (the seed's selftest), kselftest (test_cachestat_full), numa (the NUMA
-#                workingset proof), dmesg (no kernel splat in the log). Default: all four.
+#   SUITE        seed (the seed's selftest), kselftest (test_cachestat_full), mainline
+#                (test_cachestat_mainline: mainline's call form, overlayfs), numa (the NUMA
+#                workingset proof), dmesg (no kernel splat in the log). Default: all five.
+#
+# CACHESTAT_SLOW_DIR: a directory on a slow disk, for the writeback case of the mainline suite
+# (which skips without it).
 #
 # Needs root, cgroup2 mounted, and for every case to run: swap (a swap file is set up in
 # SCRATCH_DIR when there is none), hugetlbfs pages (reserved here when there are none), two NUMA
@@ -16,9 +20,9 @@
 set -u
 
 bindir=$(cd "$(dirname "$0")" && pwd)
-scratch=${1:?usage: run-in-guest.sh SCRATCH_DIR [seed|kselftest|numa|dmesg]...}
+scratch=${1:?usage: run-in-guest.sh SCRATCH_DIR [seed|kselftest|mainline|numa|dmesg]...}
 shift
-suites=${*:-seed kselftest numa dmesg}
+suites=${*:-seed kselftest mainline numa dmesg}
 scratch=$(cd "$scratch" && pwd) || exit 2
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cachestat-tests.XXXXXX") || exit 2
@@ -131,7 +135,16 @@ check_dmesg() {
 }
 
 echo "TAP version 13"
-echo "# kernel $(uname -r), scratch $scratch ($(stat -f -c %T "$scratch" 2>/dev/null))"
+fstype=$(stat -f -c %T "$scratch" 2>/dev/null)
+echo "# kernel $(uname -r), scratch $scratch ($fstype)"
+case $fstype in
+tmpfs|ramfs|"")
+	# The file cases would pass by construction or skip: refuse to run them.
+	echo "not ok 1 setup: scratch directory $scratch is not block-backed (${fstype:-unknown})"
+	echo "1..1"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1 ;;
+esac
 setup
 for suite in $suites; do
 	case $suite in
@@ -139,7 +152,11 @@ for suite in $suites; do
 		# The seed's selftest works in the current directory and reports 6 results.
 		# shellcheck disable=SC2016 # expanded by the inner shell
 		run_suite seed 6 sh -c 'cd "$1" && exec "$2"' sh "$scratch" "$bindir/test_cachestat" ;;
-	kselftest) run_suite kselftest 1 "$bindir/test_cachestat_full" "$scratch" ;;
+	# The minimum counts are the programs' plans: a program that stops early fails.
+	kselftest) run_suite kselftest 52 "$bindir/test_cachestat_full" "$scratch" ;;
+	mainline)
+		run_suite mainline 8 "$bindir/test_cachestat_mainline" "$scratch" \
+			${CACHESTAT_SLOW_DIR:+"$CACHESTAT_SLOW_DIR"} ;;
 	numa) run_suite numa 1 "$bindir/numa_refault" "$scratch" ;;
 	dmesg) run_suite dmesg 1 check_dmesg ;;
 	*) echo "# unknown suite $suite"; total=$((total + 1)) failed=$((failed + 1)) ;;

@@ -78,7 +78,7 @@ scrape_job() { echo 'job=~"cachestat.*"'; }
 # Case 1: a process in cgroup A reads a 64 MiB file and keeps it open.
 case_1() {
 	local cg=e2e-1-A f=/scratch/e2e/1/data
-	until_true 10 "the exporter found the seed's cachestat ABI" 'cachestat_syscall_info{abi="seed"}' "v == 1"
+	until_true 10 "the exporter found both cachestat call forms (seed and mainline)" 'cachestat_syscall_info{abi="both"}' "v == 1"
 	g cgroup $cg && g mkfile $f 64 && g hold $cg $f || fail_case "workload setup"
 	until_true 60 "cached bytes of /$cg" "cachestat_cgroup_cached_bytes{cgroup=~\".*A\",cgroup=\"/$cg\"}" \
 		"v >= 0.95 * 64 * $MIB && v <= 1.05 * 64 * $MIB"

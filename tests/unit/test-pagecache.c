@@ -11,7 +11,7 @@
 
 #include "pagecache.h"
 
-enum fake_kernel { FAKE_SEED, FAKE_MAINLINE, FAKE_MAINLINE_EINVAL, FAKE_NONE, FAKE_BROKEN };
+enum fake_kernel { FAKE_SEED, FAKE_MAINLINE, FAKE_MAINLINE_EINVAL, FAKE_BOTH, FAKE_NONE, FAKE_BROKEN };
 
 static enum fake_kernel kernel;
 static int calls;
@@ -20,11 +20,13 @@ static const struct pagecache_cachestat filled = { 11, 2, 3, 4, 5 };
 
 /*
  * Decodes the arguments the way the kernel in question would. A seed kernel reads
- * (fd, off, len, cstat_size, cstat); a mainline one reads (fd, range *, cstat *, flags).
+ * (fd, off, len, cstat_size, cstat); a mainline one reads (fd, range *, cstat *, flags); the
+ * v3 series reads the mainline form when the 4th argument is 0, the seed form otherwise.
  */
 static long fake_syscall(long nr, ...)
 {
 	unsigned long a1, a2, a3, a4, a5;
+	enum fake_kernel kernel_form;
 	va_list ap;
 
 	calls++;
@@ -38,10 +40,18 @@ static long fake_syscall(long nr, ...)
 	(void)a1;
 	assert_int_equal(nr, 451);
 
-	switch (kernel) {
+	if (kernel == FAKE_BOTH)
+		kernel_form = a4 == 0 ? FAKE_MAINLINE : FAKE_SEED;
+	else
+		kernel_form = kernel;
+
+	switch (kernel_form) {
 	case FAKE_SEED:
-		/* a mainline-form call would pass a pointer as off: refuse to be fooled */
-		if (a2 != 0 || a4 > sizeof(struct pagecache_cachestat)) {
+		/*
+		 * As the seed kernel does: a mainline-form call is a seed-form call with a
+		 * pointer as off and cstat_size 0, which succeeds and copies nothing.
+		 */
+		if ((long)a2 < 0 || a4 > sizeof(struct pagecache_cachestat)) {
 			errno = EINVAL;
 			return -1;
 		}
@@ -93,7 +103,14 @@ static void probe_and_stat(enum fake_kernel fake, enum pagecache_abi want, const
 static void test_probe_seed(void **state)
 {
 	(void)state;
-	probe_and_stat(FAKE_SEED, PAGECACHE_ABI_SEED, "seed", 1);
+	probe_and_stat(FAKE_SEED, PAGECACHE_ABI_SEED, "seed", 2);
+}
+
+/* The v3 series: both forms answer, and the probe says so. */
+static void test_probe_both(void **state)
+{
+	(void)state;
+	probe_and_stat(FAKE_BOTH, PAGECACHE_ABI_BOTH, "both", 2);
 }
 
 static void test_probe_mainline(void **state)
@@ -158,7 +175,7 @@ static void test_probe_running_kernel(void **state)
 	(void)state;
 	assert_int_equal(pagecache_probe_default(&pc), 0);
 	assert_true(pc.abi == PAGECACHE_ABI_SEED || pc.abi == PAGECACHE_ABI_MAINLINE ||
-		    pc.abi == PAGECACHE_ABI_NONE);
+		    pc.abi == PAGECACHE_ABI_BOTH || pc.abi == PAGECACHE_ABI_NONE);
 }
 
 int main(void)
@@ -167,6 +184,7 @@ int main(void)
 		cmocka_unit_test(test_probe_seed),
 		cmocka_unit_test(test_probe_mainline),
 		cmocka_unit_test(test_probe_mainline_einval),
+		cmocka_unit_test(test_probe_both),
 		cmocka_unit_test(test_probe_none),
 		cmocka_unit_test(test_probe_unexplained),
 		cmocka_unit_test(test_stat_error),

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The scheduler over a fake cgroup tree with a fake cachestat: concurrent scrapes share one
  * scan and one rendered body; a scan that hangs is left behind and scrapes get the last body.
