@@ -136,6 +136,26 @@ static void test_fewer_than_n(void **state)
 }
 
 /* Two deleted files of the same name would make two identical series. */
+/* Two files, one path: the smallest case of the same, also told apart. */
+static void test_two_same_paths(void **state)
+{
+	struct topn t;
+	struct snap_file *f;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(topn_init(&t, 5), 0);
+	offer(&t, "/tmp/z (deleted)", 300, 0);
+	offer(&t, "/tmp/z (deleted)", 200, 0);
+	assert_int_equal(topn_take(&t, &f, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_not_equal(f[0].path, f[1].path);
+	for (size_t i = 0; i < n; i++)
+		snap_file_done(&f[i]);
+	free(f);
+	topn_done(&t);
+}
+
 static void test_same_path_made_unique(void **state)
 {
 	struct topn t;
@@ -208,6 +228,7 @@ int main(void)
 		cmocka_unit_test(test_zero_keeps_nothing),
 		cmocka_unit_test(test_fewer_than_n),
 		cmocka_unit_test(test_same_path_made_unique),
+		cmocka_unit_test(test_two_same_paths),
 		cmocka_unit_test(test_sanitized_collision),
 	};
 
