@@ -73,6 +73,70 @@ static int lookup_user(const char *user, uid_t *ret_uid, gid_t *ret_gid)
 	return 0;
 }
 
+/* The capabilities of privs_caps[] that the process has (kept) and lacks (missing). */
+static int read_kept(struct privs_result *res, char **ret_error)
+{
+	if (capng_get_caps_process() < 0)
+		return fail(ret_error, -EIO, "cannot read the process' capabilities");
+	for (unsigned i = 0; i < privs_n_caps; i++) {
+		if (capng_have_capability(CAPNG_PERMITTED, (unsigned)privs_caps[i].cap))
+			res->kept |= 1u << i;
+		else
+			res->missing |= 1u << i;
+	}
+	return 0;
+}
+
+/* libcap-ng's pending set: exactly the kept capabilities, effective, permitted and bounding. */
+static void select_kept(const struct privs_result *res)
+{
+	capng_clear(CAPNG_SELECT_ALL);
+	for (unsigned i = 0; i < privs_n_caps; i++)
+		if (res->kept & (1u << i))
+			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET,
+				     (unsigned)privs_caps[i].cap);
+}
+
+/* Staying the same user: applies the kept set (the bounding set too where CAP_SETPCAP allows). */
+static int apply_kept(const struct privs_result *res, char **ret_error)
+{
+	capng_select_t what = CAPNG_SELECT_CAPS;
+	int r;
+
+	if (capng_get_caps_process() < 0)
+		return fail(ret_error, -EIO, "cannot read the process' capabilities");
+	/* The bounding set can only shrink with CAP_SETPCAP; without it, leave it. */
+	if (capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP))
+		what = CAPNG_SELECT_BOTH;
+	select_kept(res);
+	r = capng_apply(what);
+	if (r < 0)
+		return fail(ret_error, -EPERM, "cannot drop capabilities: capng_apply: %d", r);
+	/* Ambient capabilities only matter across execve, which the daemon never does. */
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	return 0;
+}
+
+/* Checks what the kernel now says, rather than trusting the calls. */
+static int verify_drop(const struct privs_result *res, uid_t uid, char **ret_error)
+{
+	if (capng_get_caps_process() < 0)
+		return fail(ret_error, -EIO, "cannot read the process' capabilities");
+	for (unsigned c = 0; c <= CAP_LAST_CAP; c++) {
+		bool want = false;
+
+		for (unsigned i = 0; i < privs_n_caps; i++)
+			if ((res->kept & (1u << i)) && (unsigned)privs_caps[i].cap == c)
+				want = true;
+		if (!want && capng_have_capability(CAPNG_PERMITTED, c))
+			return fail(ret_error, -EPERM, "capability %d is still permitted after the drop",
+				    (int)c);
+	}
+	if (res->changed_user && (setuid(0) == 0 || getuid() != uid || geteuid() != uid))
+		return fail(ret_error, -EPERM, "the uid change did not hold");
+	return 0;
+}
+
 int privs_drop(const char *user, struct privs_result *ret, char **ret_error)
 {
 	struct privs_result res = { 0 };
@@ -82,14 +146,9 @@ int privs_drop(const char *user, struct privs_result *ret, char **ret_error)
 	int r;
 
 	*ret_error = NULL;
-	if (capng_get_caps_process() < 0)
-		return fail(ret_error, -EIO, "cannot read the process' capabilities");
-	for (unsigned i = 0; i < privs_n_caps; i++) {
-		if (capng_have_capability(CAPNG_PERMITTED, (unsigned)privs_caps[i].cap))
-			res.kept |= 1u << i;
-		else
-			res.missing |= 1u << i;
-	}
+	r = read_kept(&res, ret_error);
+	if (r < 0)
+		return r;
 	/*
 	 * Root without CAP_SETUID and CAP_SETGID (a container given only the capabilities above)
 	 * cannot change its uid: it stays root with the reduced set.
@@ -104,60 +163,24 @@ int privs_drop(const char *user, struct privs_result *ret, char **ret_error)
 		if (r < 0)
 			return fail(ret_error, r, "no user \"%s\" to run as: %s", user, strerror(-r));
 	}
-
-	capng_clear(CAPNG_SELECT_ALL);
-	for (unsigned i = 0; i < privs_n_caps; i++)
-		if (res.kept & (1u << i))
-			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET,
-				     (unsigned)privs_caps[i].cap);
-
 	if (root && user && uid != 0) {
-		/* setgid, drop supplementary groups, setuid keeping the set above, clear bounding */
+		/* setgid, drop supplementary groups, setuid keeping the kept set, clear bounding */
+		select_kept(&res);
 		r = capng_change_id((int)uid, (int)gid, CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING);
 		if (r < 0)
 			return fail(ret_error, -EPERM, "cannot become %s (uid %u): capng_change_id: %d",
 				    user, (unsigned)uid, r);
 		res.changed_user = true;
 	} else {
-		/* The bounding set can only shrink with CAP_SETPCAP; without it, leave it. */
-		capng_select_t what = CAPNG_SELECT_CAPS;
-		int have_setpcap;
-
-		if (capng_get_caps_process() < 0)
-			return fail(ret_error, -EIO, "cannot read the process' capabilities");
-		have_setpcap = capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP);
-		capng_clear(CAPNG_SELECT_ALL);
-		for (unsigned i = 0; i < privs_n_caps; i++)
-			if (res.kept & (1u << i))
-				capng_update(CAPNG_ADD,
-					     CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET,
-					     (unsigned)privs_caps[i].cap);
-		if (have_setpcap)
-			what = CAPNG_SELECT_BOTH;
-		r = capng_apply(what);
+		r = apply_kept(&res, ret_error);
 		if (r < 0)
-			return fail(ret_error, -EPERM, "cannot drop capabilities: capng_apply: %d", r);
-		/* Ambient capabilities only matter across execve, which the daemon never does. */
-		prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+			return r;
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return fail(ret_error, -errno, "PR_SET_NO_NEW_PRIVS: %m");
-
-	/* Check what the kernel now says, rather than trusting the calls. */
-	if (capng_get_caps_process() < 0)
-		return fail(ret_error, -EIO, "cannot read the process' capabilities");
-	for (unsigned c = 0; c <= CAP_LAST_CAP; c++) {
-		bool want = false;
-
-		for (unsigned i = 0; i < privs_n_caps; i++)
-			if ((res.kept & (1u << i)) && (unsigned)privs_caps[i].cap == c)
-				want = true;
-		if (!want && capng_have_capability(CAPNG_PERMITTED, c))
-			return fail(ret_error, -EPERM, "capability %d is still permitted after the drop",
-				    (int)c);
-	}
-	if (res.changed_user && (setuid(0) == 0 || getuid() != uid || geteuid() != uid))
-		return fail(ret_error, -EPERM, "the uid change did not hold");
+	r = verify_drop(&res, uid, ret_error);
+	if (r < 0)
+		return r;
 	*ret = res;
 	return 0;
 }

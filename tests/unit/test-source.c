@@ -23,26 +23,6 @@
 
 #define MAX_FUNCTION_LINES 60
 
-/*
- * Over the limit in files that other work changes at the same time; each entry is a debt,
- * printed at every run. A function not listed here fails the check.
- */
-static const char *const long_ok[] = {
-	"files.c:scan_maps", "files.c:walk_entry", "http.c:maybe_reload", "http.c:http_start",
-	"privs.c:privs_drop",
-};
-
-/* Files that still clean up with goto labels (same reason). */
-static const char *const goto_ok[] = { "http.c" };
-
-static bool listed(const char *const *list, size_t n, const char *key)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(list[i], key) == 0)
-			return true;
-	return false;
-}
-
 static char *read_all(const char *path)
 {
 	FILE *f = fopen(path, "re");
@@ -101,9 +81,7 @@ static int check_lengths(const char *file, const char *text, FILE *report)
 
 			function_name(sig ? sig : "", name, sizeof(name));
 			snprintf(key, sizeof(key), "%s:%s", file, name);
-			if (n > MAX_FUNCTION_LINES && listed(long_ok, ELEMENTSOF(long_ok), key)) {
-				print_message("known debt: %s, %d lines\n", key, n);
-			} else if (n > MAX_FUNCTION_LINES) {
+			if (n > MAX_FUNCTION_LINES) {
 				fprintf(report, "  %s (%d lines, from line %d)\n", key, n, open_line);
 				bad++;
 			}
@@ -178,11 +156,6 @@ static int check_goto(const char *file, const char *text, FILE *report)
 	const char *p = text;
 	int bad = 0;
 
-	if (listed(goto_ok, ELEMENTSOF(goto_ok), file)) {
-		if (strstr(text, "goto "))
-			print_message("known debt: %s cleans up with goto\n", file);
-		return 0;
-	}
 	while ((p = strstr(p, "goto "))) {
 		if (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) {
 			p++;
