@@ -187,7 +187,7 @@ print(("FAIL: runtime libraries: cannot tell the package of %s" % " ".join(w[1:]
 for path in sys.argv[2:]:
     lists = []
     for n, line in enumerate(open(path, encoding="utf-8"), 1):
-        got = set(re.findall(r"\b(lib[a-z0-9][a-z0-9.+-]*[0-9])\b", line)) - {"libc6"}
+        got = set(re.findall(r"\b(lib[a-z0-9][a-z0-9.+-]*[0-9]|zlib1g)\b", line)) - {"libc6"}
         if got & set(want):
             lists.append((n, got))
     problems = ["line %d lacks %s" % (n, " ".join(w for w in want if w not in got)) for n, got in lists if set(want) - got]
