@@ -22,7 +22,7 @@ unset CI
 results() { kernel_results "$fix/kernel-$1.log" "$2" >"$work/$1.out"; }
 count() { grep -c "^$1" "$work/$2.out"; }
 results good 0
-eq "kernel log, good: every program passes" "$(count 'ok - ' good)" 4
+eq "kernel log, good: every program passes" "$(count 'ok - ' good)" 5
 eq "kernel log, good: no failure" "$(count 'not ok - ' good)" 0
 eq "kernel log, good: the skipped result is counted" "$(count 'skip - ' good)" 1
 check "kernel log, good: each program has its counts" grep -q '^ok - kernel seed: 5 passed, 0 failed, 1 skipped (exit 0)$' "$work/good.out"
@@ -100,6 +100,8 @@ CI='' lib 'skip_suite "no cgroup v2"'
 eq "tap.sh: a suite skipping itself whole outside CI is a skip" "$(tail -n 1 "$work/lib.out")" "0 passed, 0 failed, 1 skipped"
 lib 'eq x 1 2; pass y; finish'
 eq "tap.sh: eq does not end the script" "$(tail -n 1 "$work/lib.out")" "1 passed, 1 failed, 0 skipped"
+bash -c '. "$1"; trap finish EXIT; fail x; true' tl "$top/tests/lib/tap.sh" >/dev/null 2>&1
+eq "tap.sh: finish in an EXIT trap after a failure exits 1" "$?" 1
 
 # ---- scripts/lib-check.sh's tally ----
 tally_of() { bash -c '. "$1"; tally bash -c "$2"; finish' tl "$top/scripts/lib-check.sh" "$1" >"$work/tally.out" 2>&1; }

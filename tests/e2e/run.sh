@@ -228,15 +228,19 @@ rules_loaded() { [ "$(prom_api rules | jq '.data.groups | length')" = "$1" ]; }
 
 # Every query of the dashboard, with its variables set to this guest's job and instance, returns data.
 dashboard_queries() {
-	local cgroup=$1 job instance list q n=0 empty=0 expr
+	local cgroup=$1 job instance list q n=0 empty=0 expr c
 	job=$(prom_api query --data-urlencode 'query=cachestat_build_info' | jq -r '.data.result[0].metric.job')
 	instance=$(prom_api query --data-urlencode 'query=cachestat_build_info' | jq -r '.data.result[0].metric.instance')
 	list=$(dashboard_query_list) || return 1
 	while IFS= read -r q; do
 		[ -n "$q" ] || continue
+		# the subtree families exist for cgroups with children only: those panels look at the root
+		c=$cgroup
+		[[ $q == *cachestat_cgroup_subtree_* ]] && c=/
 		expr=$(printf '%s' "$q" | sed -e "s/\\\$__rate_interval/1m/g; s/\\\$__range/5m/g; s/\\\$__interval/5s/g" \
 			-e "s/\\\$job/$job/g; s/\\\$instance/$instance/g; s/\\\${job}/$job/g; s/\\\${instance}/$instance/g" \
-			-e "s|\\\$cgroup|$cgroup|g; s|\\\${cgroup}|$cgroup|g; s|\\\${cgroup:regex}|$cgroup|g")
+			-e "s/\\\$namespace/.*/g; s/\\\$pod/.*/g; s/\\\$container/.*/g" \
+			-e "s|\\\$cgroup|$c|g; s|\\\${cgroup}|$c|g; s|\\\${cgroup:regex}|$c|g")
 		n=$((n + 1))
 		if [ "$(pcount "$expr")" = 0 ]; then
 			note "no data: $expr"
@@ -257,7 +261,7 @@ case_7() {
 	[ -x "$TOP/kernel/tests/build.sh" ] || skip_case "no kernel/tests/build.sh"
 	dir=$("$TOP/kernel/tests/build.sh" 2>"$RUN/kernel-tests-build.log" | tail -n 1) && [ -d "$dir" ] ||
 		fail_case "kernel/tests/build.sh failed (see $RUN/kernel-tests-build.log)"
-	tar -C "$dir" -cf - run-in-guest.sh test_cachestat test_cachestat_full numa_refault |
+	tar -C "$dir" -cf - run-in-guest.sh test_cachestat test_cachestat_full test_cachestat_mainline numa_refault |
 		vm_ssh 'mkdir -p /opt/cachestat-tests && tar -C /opt/cachestat-tests -xf -' || fail_case "copying the tests"
 	vm_ssh 'mkdir -p /scratch/kernel-tests && /opt/cachestat-tests/run-in-guest.sh /scratch/kernel-tests' \
 		>"$RUN/kernel-tests.log" 2>&1
