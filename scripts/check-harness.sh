@@ -32,6 +32,8 @@ for broken in "exit127 127 no TAP, runner not found (exit 127)" "truncated 1 out
 	results "$name" "$status"
 	check "kernel log, $what: fails" grep -q '^not ok - ' "$work/$name.out"
 done
+check "kernel log, too few results: the seed program is the one that fails" \
+	grep -q '^not ok - kernel seed: .*2 results, want at least 6' "$work/few.out"
 results noexit 0
 check "kernel log, one program without its exit line: that program fails" \
 	grep -q '^not ok - kernel numa: no exit status' "$work/noexit.out"
