@@ -16,24 +16,10 @@
 
 #include <cmocka.h>
 
-#include "collect.h"
-#include "registry.h"
+#include "collector-test.h"
 #include "cgstat.h"
-#include "render.h"
 
 static char root[] = "/tmp/cse-events-XXXXXX";
-
-static void write_file(const char *rel, const char *content)
-{
-	char p[256];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s/%s", root, rel);
-	f = fopen(p, "we");
-	assert_non_null(f);
-	fputs(content, f);
-	fclose(f);
-}
 
 static int setup(void **state)
 {
@@ -46,53 +32,22 @@ static int setup(void **state)
 	if (system(cmd) != 0)
 		return -1;
 	/* 6.1's memory.events, oom_group_kill included */
-	write_file("svc/memory.events",
+	tree_write(root, "svc/memory.events",
 		   "low 0\nhigh 4711\nmax 12\noom 2\noom_kill 1\noom_group_kill 0\n");
-	write_file("bad/memory.events", "low 0\nhigh -1\n");
+	tree_write(root, "bad/memory.events", "low 0\nhigh -1\n");
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-/* One scan with the limits collector alone, rendered as text. */
-static char *scan_text(bool *ret_success)
-{
-	struct collector_options o = { .cgroupfs = root, .procfs = "/proc" };
-	struct pagecache pc = { .abi = PAGECACHE_ABI_NONE };
-	const struct render_meta meta = { "1", "r" };
-	struct collector *c = NULL;
-	struct snapshot *s = NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	int idx = registry_find("events");
-
-	assert_true(idx >= 0);
-	o.enable[idx] = true;
-	assert_int_equal(collector_new(&o, &pc, config_new_default(), &c), 0);
-	assert_int_equal(collector_scan(c, &s), 0);
-	*ret_success = s->collectors[idx].success;
-	assert_true(s->collectors[idx].reported);
-	f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	assert_int_equal(render_text(f, s, &meta), 0);
-	fclose(f);
-	snapshot_unref(s);
-	collector_free(c);
-	return buf;
+	return tree_remove(root);
 }
 
 static void test_events(void **state)
 {
 	bool success;
-	char *t = scan_text(&success);
+	char *t = scan_one(root, "events", false, &success);
 
 	(void)state;
 	assert_non_null(strstr(t, "# TYPE cachestat_cgroup_memory_events_total counter\n"

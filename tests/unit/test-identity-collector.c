@@ -14,10 +14,7 @@
 
 #include <cmocka.h>
 
-#include "collect.h"
-#include "registry.h"
-#include "render.h"
-
+#include "collector-test.h"
 #define ID64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define POD "kubepods.slice/kubepods-burstable.slice/" \
 	    "kubepods-burstable-pod1a2b3c4d_0000_4000_8000_00000000abcd.slice"
@@ -39,43 +36,13 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-/* One scan with the identity collector alone, rendered in the format asked. */
-static char *scan_render(bool json)
-{
-	struct collector_options o = { .cgroupfs = root, .procfs = "/proc" };
-	struct pagecache pc = { .abi = PAGECACHE_ABI_NONE };
-	const struct render_meta meta = { "1", "r" };
-	struct collector *c = NULL;
-	struct snapshot *s = NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	int idx = registry_find("identity");
-
-	assert_true(idx >= 0);
-	o.enable[idx] = true;
-	assert_int_equal(collector_new(&o, &pc, config_new_default(), &c), 0);
-	assert_int_equal(collector_scan(c, &s), 0);
-	assert_false(s->collectors[idx].reported); /* reads nothing: no success/duration */
-	f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	assert_int_equal((json ? render_json : render_text)(f, s, &meta), 0);
-	fclose(f);
-	snapshot_unref(s);
-	collector_free(c);
-	return buf;
+	return tree_remove(root);
 }
 
 static void test_text(void **state)
 {
-	char *t = scan_render(false);
+	char *t = scan_one(root, "identity", false, NULL);
 
 	(void)state;
 	assert_non_null(strstr(t, "# TYPE cachestat_cgroup_info gauge\n"
@@ -93,12 +60,13 @@ static void test_text(void **state)
 	for (const char *p = t; (p = strstr(p, "\ncachestat_cgroup_info{")); p++)
 		n++;
 	assert_int_equal(n, 7);
+	assert_null(strstr(t, "collector=\"identity\"")); /* reads nothing: no success/duration */
 	free(t);
 }
 
 static void test_json(void **state)
 {
-	char *t = scan_render(true);
+	char *t = scan_one(root, "identity", true, NULL);
 
 	(void)state;
 	assert_non_null(strstr(t, "\"cgroup\": \"/system.slice/nginx.service\",\n"

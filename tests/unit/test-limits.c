@@ -14,23 +14,8 @@
 
 #include <cmocka.h>
 
-#include "collect.h"
-#include "registry.h"
-#include "render.h"
-
+#include "collector-test.h"
 static char root[] = "/tmp/cse-limits-XXXXXX";
-
-static void write_file(const char *rel, const char *content)
-{
-	char p[256];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s/%s", root, rel);
-	f = fopen(p, "we");
-	assert_non_null(f);
-	fputs(content, f);
-	fclose(f);
-}
 
 static int setup(void **state)
 {
@@ -42,55 +27,24 @@ static int setup(void **state)
 	snprintf(cmd, sizeof(cmd), "mkdir %s/lim %s/none %s/bad", root, root, root);
 	if (system(cmd) != 0)
 		return -1;
-	write_file("lim/memory.current", "12345\n");
-	write_file("lim/memory.high", "max\n");
-	write_file("lim/memory.max", "1048576\n");
-	write_file("bad/memory.current", "12x\n");
-	write_file("bad/memory.max", "18446744073709551615\n");
+	tree_write(root, "lim/memory.current", "12345\n");
+	tree_write(root, "lim/memory.high", "max\n");
+	tree_write(root, "lim/memory.max", "1048576\n");
+	tree_write(root, "bad/memory.current", "12x\n");
+	tree_write(root, "bad/memory.max", "18446744073709551615\n");
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-/* One scan with the limits collector alone, rendered as text. */
-static char *scan_text(bool *ret_success)
-{
-	struct collector_options o = { .cgroupfs = root, .procfs = "/proc" };
-	struct pagecache pc = { .abi = PAGECACHE_ABI_NONE };
-	const struct render_meta meta = { "1", "r" };
-	struct collector *c = NULL;
-	struct snapshot *s = NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	int idx = registry_find("limits");
-
-	assert_true(idx >= 0);
-	o.enable[idx] = true;
-	assert_int_equal(collector_new(&o, &pc, config_new_default(), &c), 0);
-	assert_int_equal(collector_scan(c, &s), 0);
-	*ret_success = s->collectors[idx].success;
-	assert_true(s->collectors[idx].reported);
-	f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	assert_int_equal(render_text(f, s, &meta), 0);
-	fclose(f);
-	snapshot_unref(s);
-	collector_free(c);
-	return buf;
+	return tree_remove(root);
 }
 
 static void test_limits(void **state)
 {
 	bool success;
-	char *t = scan_text(&success);
+	char *t = scan_one(root, "limits", false, &success);
 
 	(void)state;
 	assert_non_null(strstr(t, "# TYPE cachestat_cgroup_memory_current_bytes gauge\n"

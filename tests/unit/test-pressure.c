@@ -16,24 +16,10 @@
 
 #include <cmocka.h>
 
-#include "collect.h"
-#include "registry.h"
+#include "collector-test.h"
 #include "cgstat.h"
-#include "render.h"
 
 static char root[] = "/tmp/cse-pressure-XXXXXX";
-
-static void write_file(const char *rel, const char *content)
-{
-	char p[256];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s/%s", root, rel);
-	f = fopen(p, "we");
-	assert_non_null(f);
-	fputs(content, f);
-	fclose(f);
-}
 
 static int setup(void **state)
 {
@@ -45,57 +31,26 @@ static int setup(void **state)
 	snprintf(cmd, sizeof(cmd), "mkdir %s/svc %s/idle %s/none %s/bad", root, root, root, root);
 	if (system(cmd) != 0)
 		return -1;
-	write_file("svc/memory.pressure",
+	tree_write(root, "svc/memory.pressure",
 		   "some avg10=12.50 avg60=3.10 avg300=0.70 total=83456789\n"
 		   "full avg10=4.00 avg60=1.00 avg300=0.20 total=1000007\n");
-	write_file("idle/memory.pressure",
+	tree_write(root, "idle/memory.pressure",
 		   "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
 		   "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
-	write_file("bad/memory.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00\n");
+	tree_write(root, "bad/memory.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00\n");
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-/* One scan with the limits collector alone, rendered as text. */
-static char *scan_text(bool *ret_success)
-{
-	struct collector_options o = { .cgroupfs = root, .procfs = "/proc" };
-	struct pagecache pc = { .abi = PAGECACHE_ABI_NONE };
-	const struct render_meta meta = { "1", "r" };
-	struct collector *c = NULL;
-	struct snapshot *s = NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	int idx = registry_find("pressure");
-
-	assert_true(idx >= 0);
-	o.enable[idx] = true;
-	assert_int_equal(collector_new(&o, &pc, config_new_default(), &c), 0);
-	assert_int_equal(collector_scan(c, &s), 0);
-	*ret_success = s->collectors[idx].success;
-	assert_true(s->collectors[idx].reported);
-	f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	assert_int_equal(render_text(f, s, &meta), 0);
-	fclose(f);
-	snapshot_unref(s);
-	collector_free(c);
-	return buf;
+	return tree_remove(root);
 }
 
 static void test_pressure(void **state)
 {
 	bool success;
-	char *t = scan_text(&success);
+	char *t = scan_one(root, "pressure", false, &success);
 
 	(void)state;
 	assert_non_null(strstr(t, "# TYPE cachestat_cgroup_memory_pressure_some_seconds_total counter\n"
