@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <malloc.h>
 #include <math.h>
 #include <microhttpd.h>
@@ -155,8 +156,18 @@ static struct web_state *state_get(struct http_server *s)
 }
 
 /*
+ * A client certificate must be for client authentication, as Go's ExtKeyUsageClientAuth: the
+ * chain is checked for the purpose (a certificate without the extension is for any purpose).
+ */
+static gnutls_typed_vdata_st client_purpose = {
+	.type = GNUTLS_DT_KEY_PURPOSE_OID,
+	.data = (unsigned char *)(uintptr_t)GNUTLS_KP_TLS_WWW_CLIENT,
+};
+
+/*
  * VerifyClientCertIfGiven: a client may come without a certificate, but one it sends must
- * verify against the CA. (gnutls_session_set_verify_cert() would refuse the client without.)
+ * verify against the CA, for client auth. (gnutls_session_set_verify_cert() would refuse the
+ * client without.)
  */
 static int verify_if_given(gnutls_session_t session)
 {
@@ -164,7 +175,7 @@ static int verify_if_given(gnutls_session_t session)
 
 	if (!gnutls_certificate_get_peers(session, &n) || n == 0)
 		return 0;
-	if (gnutls_certificate_verify_peers2(session, &status) < 0 || status != 0)
+	if (gnutls_certificate_verify_peers(session, &client_purpose, 1, &status) < 0 || status != 0)
 		return GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR;
 	return 0;
 }
@@ -204,7 +215,7 @@ static int state_new(struct webconfig *wc, struct web_state **ret, char **ret_er
 		}
 		if (e >= 0) {
 			e = gnutls_priority_init(&st->prio, webconfig_tls_priorities(wc), NULL);
-			where = "TLS versions";
+			where = "TLS priorities";
 		}
 	}
 	if (e < 0) {
@@ -474,9 +485,9 @@ static void tls_setup(struct MHD_Connection *conn, const struct web_state *st)
 		gnutls_certificate_server_set_request(session, GNUTLS_CERT_REQUEST);
 		break;
 	case WEBCONFIG_REQUIRE_AND_VERIFY_CLIENT_CERT:
-		/* the handshake fails without a certificate the CA signed */
+		/* the handshake fails without a certificate the CA signed for client auth */
 		gnutls_certificate_server_set_request(session, GNUTLS_CERT_REQUIRE);
-		gnutls_session_set_verify_cert(session, NULL, 0);
+		gnutls_session_set_verify_cert2(session, &client_purpose, 1, 0);
 		break;
 	}
 }

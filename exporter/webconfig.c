@@ -41,6 +41,8 @@ static void cache_key_init(void)
 	}
 }
 
+static int build_priorities(struct webconfig *wc);
+
 /* ---- parsing ---- */
 
 struct parse {
@@ -231,6 +233,114 @@ static int parse_client_auth(struct parse *p, const yaml_node_t *n,
 		    "VerifyClientCertIfGiven or RequireAndVerifyClientCert");
 }
 
+/*
+ * Go's cipher suite names (crypto/tls CipherSuites() and InsecureCipherSuites()) as GnuTLS'
+ * key exchange, cipher and MAC. The TLS 1.3 suites have no key exchange of their own: they
+ * are always on, as in Go, where they cannot be configured.
+ */
+struct suite {
+	const char *name;
+	const char *kx, *cipher, *mac;
+};
+
+static const struct suite suites[] = {
+	{ "TLS_AES_128_GCM_SHA256", NULL, "AES-128-GCM", "AEAD" },
+	{ "TLS_AES_256_GCM_SHA384", NULL, "AES-256-GCM", "AEAD" },
+	{ "TLS_CHACHA20_POLY1305_SHA256", NULL, "CHACHA20-POLY1305", "AEAD" },
+	{ "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "ECDHE-ECDSA", "AES-128-GCM", "AEAD" },
+	{ "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "ECDHE-ECDSA", "AES-256-GCM", "AEAD" },
+	{ "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "ECDHE-RSA", "AES-128-GCM", "AEAD" },
+	{ "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "ECDHE-RSA", "AES-256-GCM", "AEAD" },
+	{ "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-ECDSA", "CHACHA20-POLY1305", "AEAD" },
+	{ "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-RSA", "CHACHA20-POLY1305", "AEAD" },
+	{ "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", "ECDHE-ECDSA", "AES-128-CBC", "SHA1" },
+	{ "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA", "ECDHE-ECDSA", "AES-256-CBC", "SHA1" },
+	{ "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "ECDHE-RSA", "AES-128-CBC", "SHA1" },
+	{ "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA", "ECDHE-RSA", "AES-256-CBC", "SHA1" },
+	{ "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256", "ECDHE-ECDSA", "AES-128-CBC", "SHA256" },
+	{ "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256", "ECDHE-RSA", "AES-128-CBC", "SHA256" },
+	{ "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA", "ECDHE-RSA", "3DES-CBC", "SHA1" },
+	{ "TLS_RSA_WITH_AES_128_GCM_SHA256", "RSA", "AES-128-GCM", "AEAD" },
+	{ "TLS_RSA_WITH_AES_256_GCM_SHA384", "RSA", "AES-256-GCM", "AEAD" },
+	{ "TLS_RSA_WITH_AES_128_CBC_SHA", "RSA", "AES-128-CBC", "SHA1" },
+	{ "TLS_RSA_WITH_AES_256_CBC_SHA", "RSA", "AES-256-CBC", "SHA1" },
+	{ "TLS_RSA_WITH_AES_128_CBC_SHA256", "RSA", "AES-128-CBC", "SHA256" },
+	{ "TLS_RSA_WITH_3DES_EDE_CBC_SHA", "RSA", "3DES-CBC", "SHA1" },
+};
+
+/* Go's curve names, as GnuTLS groups; the default order is Go's. */
+static const char *const curves[][2] = {
+	{ "X25519", "GROUP-X25519" },
+	{ "CurveP256", "GROUP-SECP256R1" },
+	{ "CurveP384", "GROUP-SECP384R1" },
+	{ "CurveP521", "GROUP-SECP521R1" },
+};
+
+typedef int (*item_fn)(struct parse *p, const yaml_node_t *item);
+
+/* Calls fn for every item of the sequence n (null counts as empty). */
+static int for_each_item(struct parse *p, const yaml_node_t *n, const char *what, item_fn fn)
+{
+	if (node_is_null(n))
+		return 0;
+	if (n->type != YAML_SEQUENCE_NODE)
+		return fail(p, n, "%s: want a list", what);
+	for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top; i++) {
+		yaml_node_t *item = yaml_document_get_node(p->doc, *i);
+		int r;
+
+		if (!item)
+			return fail(p, n, "%s: broken list", what);
+		if (item->type != YAML_SCALAR_NODE)
+			return fail(p, item, "%s: want names", what);
+		r = fn(p, item);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Appends index i to list (n entries, room for max) unless it is there already. */
+static int add_index(struct parse *p, const yaml_node_t *item, const char *what, uint8_t *list,
+		     size_t *n, size_t max, size_t i)
+{
+	for (size_t j = 0; j < *n; j++)
+		if (list[j] == i)
+			return 0;
+	if (*n >= max)
+		return fail(p, item, "%s: more than %zu entries", what, max);
+	list[(*n)++] = (uint8_t)i;
+	return 0;
+}
+
+static int suite_item(struct parse *p, const yaml_node_t *item)
+{
+	struct webconfig *wc = p->wc;
+
+	for (size_t i = 0; i < ELEMENTSOF(suites); i++)
+		if (scalar_is(item, suites[i].name))
+			return add_index(p, item, "cipher_suites", wc->suites, &wc->n_suites,
+					 WEBCONFIG_MAX_SUITES, i);
+	return fail(p, item, "cipher_suites: unknown cipher suite \"%.*s\" (want Go's names, "
+		    "e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256; RC4 is not offered)",
+		    (int)item->data.scalar.length > 64 ? 64 : (int)item->data.scalar.length,
+		    (const char *)item->data.scalar.value);
+}
+
+static int curve_item(struct parse *p, const yaml_node_t *item)
+{
+	struct webconfig *wc = p->wc;
+
+	for (size_t i = 0; i < ELEMENTSOF(curves); i++)
+		if (scalar_is(item, curves[i][0]))
+			return add_index(p, item, "curve_preferences", wc->curves, &wc->n_curves,
+					 WEBCONFIG_MAX_CURVES, i);
+	return fail(p, item, "curve_preferences: unknown curve \"%.*s\" (want CurveP256, CurveP384, "
+		    "CurveP521 or X25519)",
+		    (int)item->data.scalar.length > 64 ? 64 : (int)item->data.scalar.length,
+		    (const char *)item->data.scalar.value);
+}
+
 static int set_pem_file(struct parse *p, const yaml_node_t *v, const char *key,
 			struct webconfig_pem *pem)
 {
@@ -272,9 +382,9 @@ static int tls_pair(struct parse *p, const yaml_node_t *k, const yaml_node_t *v)
 	if (scalar_is(k, "prefer_server_cipher_suites"))
 		return get_bool(p, v, "prefer_server_cipher_suites", &wc->prefer_server_cipher_suites);
 	if (scalar_is(k, "cipher_suites"))
-		return refuse_unless_empty(p, v, "cipher_suites", "GnuTLS' defaults apply");
+		return for_each_item(p, v, "cipher_suites", suite_item);
 	if (scalar_is(k, "curve_preferences"))
-		return refuse_unless_empty(p, v, "curve_preferences", "GnuTLS' defaults apply");
+		return for_each_item(p, v, "curve_preferences", curve_item);
 	if (scalar_is(k, "client_allowed_sans"))
 		return refuse_unless_empty(p, v, "client_allowed_sans", "any certificate the CA signed is let in");
 	return unknown_key(p, k, "tls_server_config");
@@ -392,6 +502,14 @@ static int top_pair(struct parse *p, const yaml_node_t *k, const yaml_node_t *v)
 	return unknown_key(p, k, "the web config");
 }
 
+static bool has_tls12_suite(const struct webconfig *wc)
+{
+	for (size_t i = 0; i < wc->n_suites; i++)
+		if (suites[wc->suites[i]].kx)
+			return true;
+	return false;
+}
+
 /* The rules between keys that exporter-toolkit applies. */
 static int check_tls(struct parse *p, const yaml_node_t *root)
 {
@@ -420,6 +538,10 @@ static int check_tls(struct parse *p, const yaml_node_t *root)
 			    webconfig_client_auth_name(wc->client_auth));
 	if (wc->min_version > wc->max_version)
 		return fail(p, root, "tls_server_config: min_version is above max_version");
+	if (wc->max_version < WEBCONFIG_TLS13 && wc->n_suites > 0 && !has_tls12_suite(wc))
+		return fail(p, root, "tls_server_config: cipher_suites lists no suite below TLS 1.3 "
+			    "(TLS 1.3's are not configurable), but max_version is %s",
+			    wc->max_version == WEBCONFIG_TLS12 ? "TLS12" : "below TLS12");
 	return 0;
 }
 
@@ -450,6 +572,7 @@ void webconfig_free(struct webconfig *wc)
 	pem_done(&wc->cert);
 	pem_done(&wc->key);
 	pem_done(&wc->client_ca);
+	free(wc->priorities);
 	for (size_t i = 0; i < wc->n_users; i++) {
 		free(wc->users[i].name);
 		free(wc->users[i].hash);
@@ -534,6 +657,8 @@ int webconfig_parse(const char *buf, size_t len, const char *source, struct webc
 	r = parse_document(&p, &parser);
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
+	if (r == 0)
+		r = build_priorities(wc);
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(wc);
@@ -705,34 +830,82 @@ size_t webconfig_files(const struct webconfig *wc, const char *ret_files[4])
 	return n;
 }
 
+/* ---- the GnuTLS priority string ---- */
+
+#define PRIO_MAX 1024
+
+/* Appends ":+tok" to buf unless it is there already. */
+static void prio_add(char *buf, const char *tok)
+{
+	size_t len = strlen(buf), tlen = strlen(tok);
+
+	for (const char *at = strstr(buf, tok); at; at = strstr(at + 1, tok))
+		if (at >= buf + 2 && at[-2] == ':' && at[-1] == '+' && (at[tlen] == ':' || !at[tlen]))
+			return;
+	if (len + 2 + tlen < PRIO_MAX) {
+		buf[len] = ':';
+		buf[len + 1] = '+';
+		memcpy(buf + len + 2, tok, tlen + 1);
+	}
+}
+
+/* Adds the key exchange (part 0), cipher (1) or MAC (2) of each TLS 1.2 suite listed. */
+static void prio_add_listed(char *buf, const struct webconfig *wc, int part)
+{
+	for (size_t i = 0; i < wc->n_suites; i++) {
+		const struct suite *s = &suites[wc->suites[i]];
+
+		if (s->kx) /* TLS 1.3's suites are not configurable */
+			prio_add(buf, part == 0 ? s->kx : part == 1 ? s->cipher : s->mac);
+	}
+}
+
+/* The key exchanges, ciphers and MACs of cipher_suites, or ECDHE with AEAD ciphers. */
+static void prio_add_suites(char *buf, const struct webconfig *wc)
+{
+	static const char *const aead[] = { "AES-128-GCM", "AES-256-GCM", "CHACHA20-POLY1305" };
+
+	strcat(buf, ":-KX-ALL");
+	if (wc->n_suites == 0) {
+		prio_add(buf, "ECDHE-ECDSA");
+		prio_add(buf, "ECDHE-RSA");
+	}
+	prio_add_listed(buf, wc, 0);
+	strcat(buf, ":-CIPHER-ALL");
+	prio_add_listed(buf, wc, 1);
+	/* TLS 1.3's suites: always on, as in Go (they serve TLS 1.2's key exchanges as well) */
+	if (wc->n_suites == 0 || wc->max_version == WEBCONFIG_TLS13)
+		for (size_t i = 0; i < ELEMENTSOF(aead); i++)
+			prio_add(buf, aead[i]);
+	strcat(buf, ":-MAC-ALL");
+	prio_add_listed(buf, wc, 2);
+	prio_add(buf, "AEAD");
+}
+
+/* Builds wc->priorities; -ENOMEM. */
+static int build_priorities(struct webconfig *wc)
+{
+	static const char *const vers[] = { "VERS-TLS1.0", "VERS-TLS1.1", "VERS-TLS1.2", "VERS-TLS1.3" };
+	char buf[PRIO_MAX] = "NORMAL";
+
+	if (wc->prefer_server_cipher_suites)
+		strcat(buf, ":%SERVER_PRECEDENCE");
+	strcat(buf, ":-VERS-ALL");
+	for (int v = (int)wc->max_version; v >= (int)wc->min_version; v--)
+		prio_add(buf, vers[v]);
+	prio_add_suites(buf, wc);
+	/* elliptic curves only: no finite-field Diffie-Hellman groups */
+	strcat(buf, ":-GROUP-ALL");
+	for (size_t i = 0; i < (wc->n_curves ? wc->n_curves : ELEMENTSOF(curves)); i++)
+		prio_add(buf, curves[wc->n_curves ? wc->curves[i] : i][1]);
+	free(wc->priorities);
+	wc->priorities = strdup(buf);
+	return wc->priorities ? 0 : -ENOMEM;
+}
+
 const char *webconfig_tls_priorities(const struct webconfig *wc)
 {
-	/* Indexed [min][max]; only min <= max is reached (check_tls). */
-	static const char *const prio[4][4] = {
-		{ "NORMAL:-VERS-ALL:+VERS-TLS1.0", "NORMAL:-VERS-ALL:+VERS-TLS1.1:+VERS-TLS1.0",
-		  "NORMAL:-VERS-ALL:+VERS-TLS1.2:+VERS-TLS1.1:+VERS-TLS1.0",
-		  "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:+VERS-TLS1.1:+VERS-TLS1.0" },
-		{ NULL, "NORMAL:-VERS-ALL:+VERS-TLS1.1", "NORMAL:-VERS-ALL:+VERS-TLS1.2:+VERS-TLS1.1",
-		  "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:+VERS-TLS1.1" },
-		{ NULL, NULL, "NORMAL:-VERS-ALL:+VERS-TLS1.2",
-		  "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2" },
-		{ NULL, NULL, NULL, "NORMAL:-VERS-ALL:+VERS-TLS1.3" },
-	};
-	static const char *const prio_server[4][4] = {
-		{ "NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.0",
-		  "NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.1:+VERS-TLS1.0",
-		  "NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.2:+VERS-TLS1.1:+VERS-TLS1.0",
-		  "NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:+VERS-TLS1.1:+VERS-TLS1.0" },
-		{ NULL, "NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.1",
-		  "NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.2:+VERS-TLS1.1",
-		  "NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:+VERS-TLS1.1" },
-		{ NULL, NULL, "NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.2",
-		  "NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2" },
-		{ NULL, NULL, NULL, "NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.3" },
-	};
-	const char *s = (wc->prefer_server_cipher_suites ? prio_server : prio)[wc->min_version][wc->max_version];
-
-	return s ? s : prio[WEBCONFIG_TLS12][WEBCONFIG_TLS13];
+	return wc->priorities;
 }
 
 /* ---- basic auth ---- */

@@ -8,14 +8,17 @@
  *     client_auth_type: RequireAndVerifyClientCert
  *     client_ca_file: ca.crt
  *     min_version: TLS12
+ *     cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]   # Go's names
+ *     curve_preferences: [X25519, CurveP256]
  *   http_server_config:
  *     headers: { Strict-Transport-Security: max-age=31536000 }
  *   basic_auth_users:
  *     alice: $2y$10$...              # bcrypt, checked with crypt(3)
  *
  * The parser takes a buffer (tests and fuzzers feed it strings); errors name the line and the
- * column. Keys the toolkit knows that would restrict TLS in ways this exporter cannot enforce
- * (cipher_suites, curve_preferences, client_allowed_sans) are refused rather than ignored.
+ * column. cipher_suites, curve_preferences, min_version and max_version make the GnuTLS
+ * priority string; without cipher_suites only ECDHE key exchange with AEAD ciphers is offered.
+ * client_allowed_sans, which this exporter cannot enforce, is refused rather than ignored.
  * Never logs.
  */
 #pragma once
@@ -62,12 +65,22 @@ struct webconfig_pem {
 #define WEBCONFIG_BCRYPT_PER_SECOND 5
 #define WEBCONFIG_BCRYPT_BURST 10
 
+/* Entries of cipher_suites and curve_preferences kept (more are refused). */
+#define WEBCONFIG_MAX_SUITES 32
+#define WEBCONFIG_MAX_CURVES 4
+
 struct webconfig {
 	bool tls; /* cert and key given */
 	struct webconfig_pem cert, key, client_ca;
 	enum webconfig_client_auth client_auth;
 	enum webconfig_tls_version min_version, max_version;
 	bool prefer_server_cipher_suites;
+	/* indices into webconfig.c's table of Go's suite and curve names, in the config's order */
+	uint8_t suites[WEBCONFIG_MAX_SUITES];
+	size_t n_suites; /* 0: the default, ECDHE with AEAD ciphers */
+	uint8_t curves[WEBCONFIG_MAX_CURVES];
+	size_t n_curves; /* 0: X25519, P-256, P-384, P-521 */
+	char *priorities; /* the GnuTLS priority string of all the above */
 
 	struct webconfig_user *users; /* basic auth; none means no auth */
 	size_t n_users;
@@ -107,7 +120,10 @@ void webconfig_free(struct webconfig *wc);
 /* The files a loaded config depends on (the config itself aside), NULL-terminated. */
 size_t webconfig_files(const struct webconfig *wc, const char *ret_files[4]);
 
-/* A GnuTLS priority string for the configured versions. */
+/*
+ * The GnuTLS priority string for the configured versions, key exchanges, ciphers, MACs and
+ * groups (valid as long as wc).
+ */
 const char *webconfig_tls_priorities(const struct webconfig *wc);
 
 /* Whether the config asks for basic auth at all. */

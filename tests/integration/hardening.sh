@@ -7,6 +7,8 @@
 #   basic auth (401 without, with a wrong or unknown login; 200 with the right one);
 #   TLS (curl --cacert), client certificates required (no certificate or one from another CA:
 #   the handshake fails), web config reload (new password, bad file kept out, new certificate);
+#   TLS policy: a client certificate must be for client auth (extended key usage), ECDHE with
+#   AEAD ciphers by default, cipher_suites, curve_preferences, min_version and max_version;
 #   a bad web config at start; privileges after binding (uid, capabilities, no_new_privs,
 #   seccomp) with scrapes still answered; --web.max-connections;
 #   file safety: FIFOs, devices, symlink loops and symlinks out of a configured directory;
@@ -84,6 +86,83 @@ else
 	finish
 fi
 chmod 644 "$certs"/*
+
+# TLS policy: the client certificate's purpose, ECDHE with AEAD ciphers by default, and the
+# toolkit's cipher_suites, curve_preferences, min_version and max_version. Run at the end;
+# HARDENING_ONLY=tls_policy (tests/integration/hardening-tls.sh) runs this block alone.
+tls_policy_start() { # tls_policy_start CERT LINE...: starts the exporter on a web config
+	local cert=$1
+	shift
+	{
+		printf 'tls_server_config:\n  cert_file: %s.crt\n  key_file: %s.key\n' "$certs/$cert" "$certs/$cert"
+		printf '  %s\n' "$@"
+	} >"$work/policy.yml"
+	start_exporter --web.config.file="$work/policy.yml"
+}
+
+hard_tls_policy() {
+	local turl=https://127.0.0.1:$port/metrics
+	local srvauth=(--cacert "$certs/ca.crt" --cert "$certs/client-srv.crt" --key "$certs/client-srv.key")
+	local client=(--cacert "$certs/ca.crt" --cert "$certs/client.crt" --key "$certs/client.key")
+	local cbc=(--cacert "$certs/ca.crt" --ciphers ECDHE-RSA-AES128-SHA --tls-max 1.2)
+	if ! mkcert client-srv ca /CN=client-srv 'extendedKeyUsage=serverAuth' ||
+		! openssl req -newkey rsa:2048 -nodes -keyout "$certs/rsa.key" -out "$certs/rsa.csr" \
+			-subj /CN=localhost 2>/dev/null ||
+		! openssl x509 -req -in "$certs/rsa.csr" -CA "$certs/ca.crt" -CAkey "$certs/ca.key" -CAcreateserial \
+			-days 2 -extfile <(printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n') \
+			-out "$certs/rsa.crt" 2>/dev/null; then
+		fail "TLS policy: openssl could not make the certificates"
+		return
+	fi
+	chmod 644 "$certs"/*
+	if tls_policy_start server "client_auth_type: RequireAndVerifyClientCert" "client_ca_file: $certs/ca.crt"; then
+		eq "EKU: RequireAndVerifyClientCert, a clientAuth certificate" "$(code "${client[@]}" "$turl")" 200
+		eq "EKU: RequireAndVerifyClientCert, a serverAuth-only certificate is refused" \
+			"$(code "${srvauth[@]}" "$turl")" 000
+	fi
+	if tls_policy_start server "client_auth_type: VerifyClientCertIfGiven" "client_ca_file: $certs/ca.crt"; then
+		eq "EKU: VerifyClientCertIfGiven, a clientAuth certificate" "$(code "${client[@]}" "$turl")" 200
+		eq "EKU: VerifyClientCertIfGiven, a serverAuth-only certificate is refused" \
+			"$(code "${srvauth[@]}" "$turl")" 000
+	fi
+	if tls_policy_start rsa; then
+		eq "ciphers: ECDHE-RSA with AES-GCM, TLS 1.2" \
+			"$(code --cacert "$certs/ca.crt" --ciphers ECDHE-RSA-AES128-GCM-SHA256 --tls-max 1.2 "$turl")" 200
+		eq "ciphers: a CBC suite is refused by default" "$(code "${cbc[@]}" "$turl")" 000
+		eq "ciphers: a static RSA key exchange is refused by default" \
+			"$(code --cacert "$certs/ca.crt" --ciphers AES128-GCM-SHA256 --tls-max 1.2 "$turl")" 000
+	fi
+	if tls_policy_start rsa "cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA]"; then
+		eq "ciphers: the CBC suite listed in cipher_suites" "$(code "${cbc[@]}" "$turl")" 200
+		eq "ciphers: TLS 1.3 stays on with cipher_suites" \
+			"$(code --cacert "$certs/ca.crt" --tlsv1.3 "$turl")" 200
+	fi
+	if tls_policy_start server "min_version: TLS13" "curve_preferences: [CurveP384]"; then
+		eq "min_version TLS13: a TLS 1.2 client is refused" \
+			"$(code --cacert "$certs/ca.crt" --tls-max 1.2 "$turl")" 000
+		eq "curve_preferences [CurveP384]: a P-384 client" \
+			"$(code --cacert "$certs/ca.crt" --curves P-384 "$turl")" 200
+		eq "curve_preferences [CurveP384]: an X25519-only client is refused" \
+			"$(code --cacert "$certs/ca.crt" --curves X25519 "$turl")" 000
+	fi
+	if tls_policy_start server "max_version: TLS12"; then
+		eq "max_version TLS12: a TLS 1.3 client is refused" \
+			"$(code --cacert "$certs/ca.crt" --tlsv1.3 "$turl")" 000
+	fi
+	printf 'tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites:\n    - TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256\n    - TLS_NOPE\n' \
+		>"$work/policy-bad.yml"
+	timeout 5 "$bin" --web.listen-address="127.0.0.1:$port" --web.config.file="$work/policy-bad.yml" \
+		--path.cgroupfs="$cg2" 2>"$work/policy-bad.log" >/dev/null
+	grep -q 'policy-bad.yml:6:7: cipher_suites: unknown cipher suite \\"TLS_NOPE\\"' "$work/policy-bad.log" &&
+		pass "an unknown cipher suite is an error naming its line" ||
+		{ fail "unknown cipher suite message"; cat "$work/policy-bad.log"; }
+	stop_exporter
+}
+if [ "${HARDENING_ONLY:-}" = tls_policy ]; then
+	fuse_cleanup() { :; } # (defined below, for the cleanup trap; no FUSE here)
+	hard_tls_policy
+	finish
+fi
 
 bcrypt() { # bcrypt PASSWORD: a bcrypt hash ($2b$, cost 5) from crypt(3)
 	"$py" -W ignore -c 'import crypt, sys; print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=32)))' "$1"
@@ -1098,6 +1177,7 @@ hard_hung_fuse
 hard_slow_clients
 hard_auth
 hard_selfmetrics
+hard_tls_policy
 
 stop_exporter
 finish

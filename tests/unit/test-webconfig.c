@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <gnutls/gnutls.h>
 
 #include "webconfig.h"
 
@@ -47,6 +48,13 @@ static void parse_bad(const char *yaml, const char *want1, const char *want2)
 		fail_msg("error \"%s\" lacks \"%s\"", err, want2);
 	free(err);
 }
+
+/* ECDHE key exchange with AEAD ciphers; elliptic curves only, in Go's order */
+#define DEFAULT_SUITES                                                                      \
+	":-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:"          \
+	"+CHACHA20-POLY1305:-MAC-ALL:+AEAD"
+#define DEFAULT_GROUPS \
+	":-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1:+GROUP-SECP521R1"
 
 #define HASH "$2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi"
 
@@ -81,7 +89,7 @@ static void test_full(void **state)
 	assert_int_equal(wc->min_version, WEBCONFIG_TLS13);
 	assert_int_equal(wc->max_version, WEBCONFIG_TLS13);
 	assert_string_equal(webconfig_tls_priorities(wc),
-			    "NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.3");
+			    "NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.3" DEFAULT_SUITES DEFAULT_GROUPS);
 	assert_int_equal(wc->n_headers, 2);
 	assert_string_equal(wc->headers[0].name, "Strict-Transport-Security");
 	assert_string_equal(wc->headers[0].value, "max-age=31536000");
@@ -105,7 +113,7 @@ static void test_empty(void **state)
 		assert_false(webconfig_has_auth(wc));
 		assert_int_equal(wc->min_version, WEBCONFIG_TLS12);
 		assert_string_equal(webconfig_tls_priorities(wc),
-				    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2");
+				    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2" DEFAULT_SUITES DEFAULT_GROUPS);
 		webconfig_free(wc);
 	}
 }
@@ -174,8 +182,6 @@ static void test_tls_rules(void **state)
 		  "  max_version: TLS12\n",
 		  "min_version is above max_version", NULL);
 	parse_bad("tls_server_config:\n  min_version: SSL3\n", "web.yml:2:16:", "TLS10");
-	parse_bad("tls_server_config:\n  cipher_suites: [TLS_AES_128_GCM_SHA256]\n", "web.yml:2:18:",
-		  "not supported");
 	parse_bad("tls_server_config:\n  client_allowed_sans: [a]\n", "not supported", NULL);
 	parse_bad("tls_server_config:\n  prefer_server_cipher_suites: maybe\n", "want true or false",
 		  NULL);
@@ -190,8 +196,100 @@ static void test_versions(void **state)
 
 	(void)state;
 	assert_string_equal(webconfig_tls_priorities(wc),
-			    "NORMAL:-VERS-ALL:+VERS-TLS1.1:+VERS-TLS1.0");
+			    "NORMAL:-VERS-ALL:+VERS-TLS1.1:+VERS-TLS1.0" DEFAULT_SUITES DEFAULT_GROUPS);
 	webconfig_free(wc);
+}
+
+/* Every priority string the parser makes must be one GnuTLS takes. */
+static void assert_gnutls_takes(const struct webconfig *wc)
+{
+	gnutls_priority_t prio;
+	const char *where = NULL;
+	int e = gnutls_priority_init(&prio, webconfig_tls_priorities(wc), &where);
+
+	if (e < 0)
+		fail_msg("GnuTLS refuses \"%s\" at \"%s\": %s", webconfig_tls_priorities(wc),
+			 where ? where : "?", gnutls_strerror(e));
+	gnutls_priority_deinit(prio);
+}
+
+static void test_cipher_suites(void **state)
+{
+	static const char *const names[] = {
+		"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256",
+		"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+		"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+		"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+		"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA",
+		"TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+		"TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA", "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
+		"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256", "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA",
+		"TLS_RSA_WITH_AES_128_GCM_SHA256", "TLS_RSA_WITH_AES_256_GCM_SHA384",
+		"TLS_RSA_WITH_AES_128_CBC_SHA", "TLS_RSA_WITH_AES_256_CBC_SHA",
+		"TLS_RSA_WITH_AES_128_CBC_SHA256", "TLS_RSA_WITH_3DES_EDE_CBC_SHA",
+	};
+	struct webconfig *wc;
+	char yaml[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(yaml, sizeof(yaml), "tls_server_config:\n  cipher_suites: [%s]\n", names[i]);
+		wc = parse_ok(yaml);
+		assert_gnutls_takes(wc);
+		webconfig_free(wc);
+	}
+	/* a CBC suite: its key exchange, cipher and MAC; TLS 1.3's AEAD ciphers stay on */
+	wc = parse_ok("tls_server_config:\n  cipher_suites:\n    - TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA\n"
+		      "    - TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA\n");
+	assert_int_equal(wc->n_suites, 1);
+	assert_string_equal(webconfig_tls_priorities(wc),
+			    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:+ECDHE-RSA:-CIPHER-ALL:"
+			    "+AES-128-CBC:+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:-MAC-ALL:+SHA1:"
+			    "+AEAD" DEFAULT_GROUPS);
+	webconfig_free(wc);
+	/* TLS 1.2 only: exactly what is listed, in its order; a TLS 1.3 name adds nothing */
+	wc = parse_ok("tls_server_config:\n  max_version: TLS12\n  prefer_server_cipher_suites: yes\n"
+		      "  cipher_suites: [TLS_RSA_WITH_AES_256_GCM_SHA384, TLS_AES_128_GCM_SHA256,\n"
+		      "                  TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256]\n");
+	assert_string_equal(webconfig_tls_priorities(wc),
+			    "NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.2:-KX-ALL:+RSA:+ECDHE-ECDSA:"
+			    "-CIPHER-ALL:+AES-256-GCM:+AES-128-CBC:-MAC-ALL:+AEAD:+SHA256" DEFAULT_GROUPS);
+	assert_gnutls_takes(wc);
+	webconfig_free(wc);
+	wc = parse_ok("tls_server_config:\n  cipher_suites: []\n");
+	assert_string_equal(webconfig_tls_priorities(wc),
+			    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2" DEFAULT_SUITES DEFAULT_GROUPS);
+	webconfig_free(wc);
+	parse_bad("tls_server_config:\n  cipher_suites:\n    - TLS_AES_128_GCM_SHA256\n"
+		  "    - TLS_RSA_WITH_RC4_128_SHA\n",
+		  "web.yml:4:7: cipher_suites: unknown cipher suite \"TLS_RSA_WITH_RC4_128_SHA\"", NULL);
+	parse_bad("tls_server_config:\n  cipher_suites: [ECDHE-RSA-AES128-SHA]\n", "web.yml:2:19:",
+		  "unknown cipher suite");
+	parse_bad("tls_server_config:\n  cipher_suites: TLS_AES_128_GCM_SHA256\n", "web.yml:2:18:",
+		  "want a list");
+	parse_bad("tls_server_config:\n  cipher_suites: [[a]]\n", "want names", NULL);
+	parse_bad("tls_server_config:\n  max_version: TLS12\n  cipher_suites: [TLS_AES_128_GCM_SHA256]\n",
+		  "lists no suite below TLS 1.3", NULL);
+}
+
+static void test_curves(void **state)
+{
+	struct webconfig *wc;
+
+	(void)state;
+	wc = parse_ok("tls_server_config:\n  curve_preferences: [CurveP521, X25519, CurveP521]\n");
+	assert_int_equal(wc->n_curves, 2);
+	assert_string_equal(webconfig_tls_priorities(wc),
+			    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2" DEFAULT_SUITES
+			    ":-GROUP-ALL:+GROUP-SECP521R1:+GROUP-X25519");
+	assert_gnutls_takes(wc);
+	webconfig_free(wc);
+	wc = parse_ok("tls_server_config:\n  curve_preferences: [CurveP384, CurveP256]\n");
+	assert_gnutls_takes(wc);
+	webconfig_free(wc);
+	parse_bad("tls_server_config:\n  curve_preferences: [P-256]\n", "web.yml:2:23:",
+		  "unknown curve \"P-256\"");
+	parse_bad("tls_server_config:\n  curve_preferences: [X448]\n", "want CurveP256", NULL);
 }
 
 static void test_headers(void **state)
@@ -422,6 +520,8 @@ int main(void)
 		cmocka_unit_test(test_duplicates_and_documents),
 		cmocka_unit_test(test_tls_rules),
 		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_cipher_suites),
+		cmocka_unit_test(test_curves),
 		cmocka_unit_test(test_headers),
 		cmocka_unit_test(test_users),
 		cmocka_unit_test(test_login),
