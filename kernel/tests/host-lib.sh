@@ -82,7 +82,7 @@ parse_run() {
 		return
 	fi
 	splats=$( { log_section "$log" "=== dmesg begin" "=== dmesg end"
-		tr -d '\r' <"$log" | sed -n '/^=== dmesg end/,$p'; } | grep -E "$SPLAT_RE")
+		tr -d '\r' <"$log" | sed -n '/^=== dmesg end/,$p'; } | grep -E "$SPLAT_RE" || true)
 	if [ -n "$splats" ]; then
 		RES_FAIL=$((RES_FAIL + 1))
 		printf 'FAIL %s kernel log at power-off has no splat:\n' "$label"
