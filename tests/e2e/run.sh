@@ -14,7 +14,7 @@ source "$TOP/tests/lib/tap.sh"
 
 MIB=1048576
 RUN=$E2E_ROOT/run-e2e
-all_cases="1 2 3 4 5 6 7 8 9 10 11 12"
+all_cases="1 2 3 4 5 6 7 8 9 10 11"
 cases=${E2E_CASES:-$all_cases}
 
 # Inside a case (which runs in a subshell): fail_case and skip_case end the case there and then.
@@ -418,53 +418,6 @@ owned_by_package() {
 	note "$1: $owner"
 }
 
-# Case 12: the OCI image of `make image`, loaded with podman and run as the DaemonSet runs the exporter
-# (deploy/kubernetes/daemonset.yaml: host PID namespace, the node's cgroup tree read-only at
-# /host/sys/fs/cgroup, its arguments, uid 0 with only its four capabilities, a read-only root) on :9452,
-# scraped by Prometheus as a second job: it reports a cgroup's cached bytes as the service does.
-OCI_CAPS=000001000008000c # CAP_DAC_READ_SEARCH 2, CAP_FOWNER 3, CAP_SYS_PTRACE 19, CAP_CHECKPOINT_RESTORE 40
-case_12() {
-	local cg=e2e-12-A f=/scratch/e2e/12/data image cid pid mnt svc t0=$SECONDS
-	vm_ssh 'mkdir -p /run/e2e-bundle && { mountpoint -q /run/e2e-bundle || mount -o ro LABEL=cachestat-bundle /run/e2e-bundle; }' ||
-		fail_case "mounting the bundle drive"
-	vm_ssh 'test -f /run/e2e-bundle/cachestat-exporter.oci.tar' || skip_case "no OCI archive in the bundle (E2E_OCI=none)"
-	image=$(vm_ssh 'e2e-guest podman load -i /run/e2e-bundle/cachestat-exporter.oci.tar' | sed -n 's/^Loaded image: //p' | tail -n 1)
-	[ -n "$image" ] || fail_case "podman load of the OCI archive"
-	note "podman load: $image in $((SECONDS - t0)) s"
-	cid=$(vm_ssh "e2e-guest podman run -d --name e2e-12-exporter --pull=never --pid=host --network=host \
-		--user=0 --read-only --cap-drop=all --cap-add=SYS_PTRACE,DAC_READ_SEARCH,CHECKPOINT_RESTORE,FOWNER \
-		--security-opt=no-new-privileges -v /sys/fs/cgroup:/host/sys/fs/cgroup:ro \
-		-v /etc/cachestat_exporter:/etc/cachestat_exporter:ro '$image' --web.listen-address=:9452 \
-		--path.cgroupfs=/host/sys/fs/cgroup --path.procfs=/proc --config.file=/etc/cachestat_exporter/config.json") &&
-		[[ $cid =~ ^[0-9a-f]{64}$ ]] || fail_case "podman run: '$cid'"
-	pid=$(g podman inspect --format '{{.State.Pid}}' e2e-12-exporter)
-	[ "$(vm_ssh "awk '/^CapEff:/ { print \$2 }' /proc/$pid/status")" = $OCI_CAPS ] ||
-		fail_case "the container's capabilities are not the DaemonSet's four"
-	mnt=$(vm_ssh "awk '\$5 == \"/host/sys/fs/cgroup\" { print \$6 }' /proc/$pid/mountinfo")
-	[[ ,$mnt, == *,ro,* ]] || fail_case "/host/sys/fs/cgroup in the container is mounted '$mnt'"
-	note "container $cid: process $pid, capabilities $OCI_CAPS, /host/sys/fs/cgroup $mnt"
-	# The second job, beside the service's.
-	vm_ssh 'cp /etc/prometheus/prometheus.yml /run/e2e-prometheus.yml && python3 - <<PY
-import yaml
-p = "/etc/prometheus/prometheus.yml"
-cfg = yaml.safe_load(open(p))
-cfg["scrape_configs"].append({"job_name": "podman-exporter", "static_configs": [{"targets": ["localhost:9452"]}]})
-yaml.safe_dump(cfg, open(p, "w"), sort_keys=False)
-PY
-promtool check config /etc/prometheus/prometheus.yml >/dev/null && systemctl reload prometheus' || fail_case "the second job"
-	until_true 60 "the container scraped" 'up{job="podman-exporter"}' "v == 1"
-	g cgroup $cg && g mkfile $f 32 && g hold $cg $f || fail_case "workload setup"
-	until_true 60 "cached bytes of /$cg from the container" \
-		"cachestat_cgroup_cached_bytes{job=\"podman-exporter\",cgroup=\"/$cg\"}" "$(within_5pct 32)"
-	until_true 30 "cached bytes of /$cg from the service" \
-		"cachestat_cgroup_cached_bytes{job=~\"cachestat.*\",cgroup=\"/$cg\"}" "$(within_5pct 32)"
-	svc=$(pv "cachestat_cgroup_cached_bytes{job=~\"cachestat.*\",cgroup=\"/$cg\"}")
-	until_true 30 "the container's figure within 1% of the service's $svc" \
-		"cachestat_cgroup_cached_bytes{job=\"podman-exporter\",cgroup=\"/$cg\"}" "v >= 0.99 * $svc && v <= 1.01 * $svc"
-	vm_ssh 'cp /run/e2e-prometheus.yml /etc/prometheus/prometheus.yml && systemctl reload prometheus; umount /run/e2e-bundle'
-	g remove $cg
-}
-
 usr_alias() {
 	case $1 in
 	/usr/lib/*) echo "${1#/usr}" ;;
@@ -530,7 +483,6 @@ declare -A names=(
 	[9]="a second container holding the same image file: the real inode, counted once"
 	[10]="Kubernetes-shaped cgroups of both kubelet drivers: pod UID, QoS, container id"
 	[11]="the service runs the Debian package's binary, unit and system user"
-	[12]="the OCI image run by podman as the DaemonSet runs it reports what the service does"
 )
 
 # On any exit: stop QEMU, count the cases that never ran as failed, print the summary.
