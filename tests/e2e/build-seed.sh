@@ -4,18 +4,22 @@
 #   seed.iso     the NoCloud seed (cloud-localds): deploy/cloud-init/user-data.yaml as it is, plus a second
 #                cloud-config part for this run only (its ssh key, scratch and swap, a fast scrape interval),
 #                joined as MIME multipart;
-#   bundle.iso   the drive labelled "cachestat-bundle" that the user-data installs from: the exporter binary,
-#                its unit, the Prometheus config and the rules (see the user-data's header);
+#   bundle.iso   the drive labelled "cachestat-bundle" that the user-data installs from: the exporter's Debian
+#                package (or, with E2E_EXPORTER, a binary and its unit), the Prometheus config and the rules
+#                (see the user-data's header);
 #   id_ed25519   the run's ssh key.
 # Usage: build-seed.sh RUN_DIR
-# Environment: E2E_EXPORTER (binary; default exporter/cachestat_exporter, made up to date with make),
-#   E2E_UNIT, E2E_PROM_CONFIG, E2E_RULES_DIR (default: the repository's), E2E_SCRAPE_INTERVAL (default 5s),
+# Environment: E2E_DEB (the .deb; default: the one `make deb` left in $BUILD_ROOT/deb when it was built
+#   from this tree as it is, else scripts/build-deb.sh's into $BUILD_ROOT/e2e/deb), E2E_EXPORTER (a binary to
+#   ship instead of the package, with E2E_UNIT, default deploy/systemd's unit), E2E_PROM_CONFIG, E2E_RULES_DIR (default: the repository's), E2E_SCRAPE_INTERVAL (default 5s),
 #   E2E_EXPORTER_CONFIG (the exporter's config.json; default: the suite's own, exporter-config.json).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
+# shellcheck source=scripts/lib-version.sh
+source "$TOP/scripts/lib-version.sh"
 
 run=${1:?usage: build-seed.sh RUN_DIR}
-exporter=${E2E_EXPORTER:-$TOP/exporter/cachestat_exporter}
+exporter=${E2E_EXPORTER:-}
 unit=${E2E_UNIT:-$TOP/deploy/systemd/cachestat-exporter.service}
 prom_config=${E2E_PROM_CONFIG:-$TOP/deploy/prometheus/prometheus.yml}
 rules_dir=${E2E_RULES_DIR:-$TOP/dashboards/rules}
@@ -23,11 +27,48 @@ interval=${E2E_SCRAPE_INTERVAL:-5s}
 exporter_config=${E2E_EXPORTER_CONFIG:-$E2E_DIR/exporter-config.json}
 user_data=$TOP/deploy/cloud-init/user-data.yaml
 
+# deb_current DIR: the .deb that scripts/build-deb.sh left in DIR, when it was built from this tree as it is
+# now: the same version (revision, .dirty) and every source file the same as in the package's source copy.
+deb_current() {
+	local dir=$1 deb src
+	version_of "$TOP"
+	deb=$dir/cachestat-exporter_${VERSION}_$(dpkg --print-architecture).deb
+	src=$dir/cachestat-exporter-$VERSION
+	[ -f "$deb" ] && [ -d "$src" ] || return 1
+	# build-deb.sh adds a snapshot entry to the copy's debian/changelog; the version stands for it.
+	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard --deduplicate |
+		grep -zvx debian/changelog | xargs -0 sha256sum --) >"$run/deb-sources.sha256" || return 1
+	(cd "$src" && sha256sum --quiet --status -c "$run/deb-sources.sha256") || return 1
+	echo "$deb"
+}
+
+# The package to install: E2E_DEB, a current one of `make deb` or of an earlier run, else a new build.
+exporter_deb() {
+	local own=$E2E_ROOT/deb deb
+	if [ -n "${E2E_DEB:-}" ]; then
+		echo "$E2E_DEB"
+		return
+	fi
+	exec 7>"$E2E_ROOT/deb.lock"
+	flock 7
+	if deb=$(deb_current "$BUILD_ROOT/deb") || deb=$(deb_current "$own"); then
+		log "package: current $deb"
+		echo "$deb"
+		return
+	fi
+	log "package: scripts/build-deb.sh into $own (log: $own/build.log)"
+	deb=$(BUILD_ROOT=$E2E_ROOT "$TOP/scripts/build-deb.sh" | tail -n 1) || die "scripts/build-deb.sh failed"
+	echo "$deb"
+}
+
 mkdir -p "$run"
-if [ -z "${E2E_EXPORTER:-}" ]; then
-	make -s -C "$TOP/exporter" >&2 || die "make -C exporter failed"
+if [ -n "${E2E_EXPORTER:-}" ]; then
+	payload=("$exporter" "$unit")
+else
+	deb=$(exporter_deb)
+	payload=("$deb")
 fi
-for f in "$exporter" "$unit" "$prom_config" "$user_data"; do
+for f in "${payload[@]}" "$prom_config" "$user_data"; do
 	[ -f "$f" ] || die "missing $f"
 done
 compgen -G "$rules_dir/*.yml" >/dev/null || die "no rule files in $rules_dir"
@@ -36,8 +77,12 @@ compgen -G "$rules_dir/*.yml" >/dev/null || die "no rule files in $rules_dir"
 bundle=$run/bundle
 rm -rf "$bundle"
 mkdir -p "$bundle/rules"
-install -m 0755 "$exporter" "$bundle/cachestat_exporter"
-install -m 0644 "$unit" "$bundle/cachestat-exporter.service"
+if [ -n "${E2E_EXPORTER:-}" ]; then
+	install -m 0755 "$exporter" "$bundle/cachestat_exporter"
+	install -m 0644 "$unit" "$bundle/cachestat-exporter.service"
+else
+	install -m 0644 "${payload[0]}" "$bundle/"
+fi
 install -m 0644 "$rules_dir"/*.yml "$bundle/rules/"
 [ -f "$exporter_config" ] && install -m 0644 "$exporter_config" "$bundle/config.json"
 # The operator's scrape config, with every interval shortened so that the cases converge in seconds.

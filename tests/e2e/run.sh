@@ -14,7 +14,7 @@ source "$TOP/tests/lib/tap.sh"
 
 MIB=1048576
 RUN=$E2E_ROOT/run-e2e
-all_cases="1 2 3 4 5 6 7 8 9 10"
+all_cases="1 2 3 4 5 6 7 8 9 10 11"
 cases=${E2E_CASES:-$all_cases}
 
 # Inside a case (which runs in a subshell): fail_case and skip_case end the case there and then.
@@ -374,6 +374,58 @@ case_10() {
 		"count(cachestat_cgroup_info{cgroup=\"/kubepods/besteffort/pod$uid3\",pod_uid=\"$uid3\",container_id=\"\"})" "v == 1"
 	k8s_cleanup
 }
+# Case 11: the service runs the exporter as its Debian package installed it: the unit, the binary
+# and the system user are the package's (dpkg's database and /proc are the oracles).
+case_11() {
+	local pkg unit exe pid sum want user uid pw
+	[ -z "${E2E_EXPORTER:-}" ] || skip_case "E2E_EXPORTER is set: the guest runs that binary, not the package"
+	pkg=$(vm_ssh 'dpkg-query -W -f "\${Status} \${Version}" cachestat-exporter') || fail_case "dpkg-query: not installed"
+	[[ $pkg == "install ok installed "* ]] || fail_case "package state: '$pkg'"
+	note "package: cachestat-exporter ${pkg##* }"
+	unit=$(vm_ssh 'systemctl show -P FragmentPath cachestat-exporter.service')
+	owned_by_package "the unit $unit" "$unit"
+	exe=$(vm_ssh 'systemctl show -P ExecStart cachestat-exporter.service' | sed -n 's/.*path=\([^ ;]*\).*/\1/p')
+	owned_by_package "the ExecStart binary $exe" "$exe"
+	pid=$(vm_ssh 'systemctl show -P MainPID cachestat-exporter.service')
+	[ "${pid:-0}" -gt 0 ] || fail_case "the service has no main process"
+	[ "$(vm_ssh "readlink /proc/$pid/exe")" = "$exe" ] || fail_case "process $pid does not run $exe"
+	# The running image is the file the package shipped: its md5sum against the package's record.
+	sum=$(vm_ssh "md5sum </proc/$pid/exe" | cut -d' ' -f1)
+	want=$(vm_ssh "awk -v f='${exe#/}' '\$2 == f { print \$1 }' /var/lib/dpkg/info/cachestat-exporter.md5sums")
+	[ -n "$sum" ] && [ "$sum" = "$want" ] || fail_case "md5 of process $pid's binary '$sum', the package's '$want'"
+	note "process $pid runs $exe, md5 $sum as the package records"
+	user=$(vm_ssh 'systemctl show -P User cachestat-exporter.service')
+	[ "$user" = cachestat-exporter ] || fail_case "the unit's User= is '$user'"
+	pw=$(vm_ssh "getent passwd $user") || fail_case "no user $user (the package's postinst makes it)"
+	uid=$(vm_ssh "awk '/^Uid:/ { print \$3 }' /proc/$pid/status")
+	[ "$uid" = "$(cut -d: -f3 <<<"$pw")" ] || fail_case "process $pid runs as uid $uid, $user is $pw"
+	[ "$uid" -lt 1000 ] || fail_case "$user is not a system user: $pw"
+	note "User=$user, process $pid runs as it: $pw"
+	vm_ssh "dpkg-query -W -f '\${Conffiles}' cachestat-exporter | grep -q ' /etc/default/cachestat-exporter '" ||
+		fail_case "/etc/default/cachestat-exporter is not the package's conffile"
+	vm_ssh "tr '\\0' ' ' </proc/$pid/cmdline | grep -q -- --config.file=" ||
+		fail_case "process $pid lacks the ARGS of /etc/default/cachestat-exporter"
+	note "the ARGS of the package's /etc/default/cachestat-exporter reach the process"
+}
+# owned_by_package WHAT PATH: dpkg -S says PATH belongs to cachestat-exporter.
+owned_by_package() {
+	local owner
+	[ -n "$2" ] || fail_case "$1: empty path"
+	# merged /usr: dpkg knows the path the package ships, /lib or /usr/lib
+	owner=$(vm_ssh "dpkg -S '$2' 2>/dev/null || dpkg -S '$(usr_alias "$2")'" 2>&1) ||
+		fail_case "$1 belongs to no package: $owner"
+	[ "${owner%%: *}" = cachestat-exporter ] || fail_case "$1 belongs to '${owner%%: *}'"
+	note "$1: $owner"
+}
+
+usr_alias() {
+	case $1 in
+	/usr/lib/*) echo "${1#/usr}" ;;
+	/lib/*) echo "/usr$1" ;;
+	*) echo "$1" ;;
+	esac
+}
+
 k8s_cleanup() { vm_ssh 'systemctl stop kubepods.slice 2>/dev/null; e2e-guest remove-tree kubepods'; }
 random_id() { head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 # k8s_scope SLICE ID FILE: a process holding FILE in cri-containerd-ID.scope of SLICE (systemd nests
@@ -430,6 +482,7 @@ declare -A names=(
 	[8]="a podman container's 64 MiB image file: its cgroup, container id and cached bytes"
 	[9]="a second container holding the same image file: the real inode, counted once"
 	[10]="Kubernetes-shaped cgroups of both kubelet drivers: pod UID, QoS, container id"
+	[11]="the service runs the Debian package's binary, unit and system user"
 )
 
 # On any exit: stop QEMU, count the cases that never ran as failed, print the summary.
