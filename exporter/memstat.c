@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "textscan.h"
 #include "util.h"
 
 static const char *const key_names[_MEMSTAT_MAX] = {
@@ -20,93 +21,26 @@ const char *memstat_key_name(enum memstat_key key)
 	return key < _MEMSTAT_MAX ? key_names[key] : NULL;
 }
 
-/* A cursor over one line of the buffer. */
-struct span {
-	const char *p;
-	const char *end;
-};
-
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-/* Next whitespace-separated word of the line; false at its end. */
-static bool next_word(struct span *line, struct span *ret)
-{
-	while (line->p < line->end && is_blank(*line->p))
-		line->p++;
-	if (line->p == line->end)
-		return false;
-	ret->p = line->p;
-	while (line->p < line->end && !is_blank(*line->p))
-		line->p++;
-	ret->end = line->p;
-	return true;
-}
-
-static bool word_is(const struct span *w, const char *s)
-{
-	size_t n = strlen(s);
-
-	return (size_t)(w->end - w->p) == n && memcmp(w->p, s, n) == 0;
-}
-
-/* Strict decimal: digits only, no sign, no overflow. */
-static int parse_u64(const char *p, const char *end, uint64_t *ret)
-{
-	uint64_t v = 0;
-
-	if (p == end)
-		return -EINVAL;
-	for (; p < end; p++) {
-		unsigned d;
-
-		if (*p < '0' || *p > '9')
-			return -EINVAL;
-		d = (unsigned)(*p - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		v = v * 10 + d;
-	}
-	*ret = v;
-	return 0;
-}
-
-/* Splits buf into lines; returns false when none is left. */
-static bool next_line(const char **pos, const char *end, struct span *ret)
-{
-	const char *nl;
-
-	if (*pos >= end)
-		return false;
-	nl = memchr(*pos, '\n', (size_t)(end - *pos));
-	ret->p = *pos;
-	ret->end = nl ? nl : end;
-	*pos = nl ? nl + 1 : end;
-	return true;
-}
-
 int memstat_parse(const char *buf, size_t len, struct memstat *ret)
 {
 	struct memstat m = { 0 };
 	const char *pos = buf, *end = buf + len;
 	struct span line;
 
-	while (next_line(&pos, end, &line)) {
+	while (span_next_line(&pos, end, &line)) {
 		struct span key, val, extra;
 		uint64_t v;
 		int r;
 
-		if (!next_word(&line, &key))
+		if (!span_next_word(&line, &key))
 			continue; /* empty line */
-		if (!next_word(&line, &val) || next_word(&line, &extra))
+		if (!span_next_word(&line, &val) || span_next_word(&line, &extra))
 			return -EINVAL;
-		r = parse_u64(val.p, val.end, &v);
+		r = span_parse_u64(val.p, val.end, &v);
 		if (r < 0)
 			return -EINVAL;
 		for (unsigned k = 0; k < _MEMSTAT_MAX; k++)
-			if (word_is(&key, key_names[k])) {
+			if (span_is(&key, key_names[k])) {
 				m.value[k] = v;
 				m.present |= 1u << k;
 			}
@@ -128,18 +62,18 @@ int memstat_parse_v1(const char *buf, size_t len, struct memstat *ret)
 	const char *pos = buf, *end = buf + len;
 	struct span line;
 
-	while (next_line(&pos, end, &line)) {
+	while (span_next_line(&pos, end, &line)) {
 		struct span key, val, extra;
 		uint64_t v;
 
-		if (!next_word(&line, &key))
+		if (!span_next_word(&line, &key))
 			continue; /* empty line */
-		if (!next_word(&line, &val) || next_word(&line, &extra))
+		if (!span_next_word(&line, &val) || span_next_word(&line, &extra))
 			return -EINVAL;
-		if (parse_u64(val.p, val.end, &v) < 0)
+		if (span_parse_u64(val.p, val.end, &v) < 0)
 			return -EINVAL;
 		for (unsigned k = 0; k < _MEMSTAT_MAX; k++)
-			if (v1_key_names[k] && word_is(&key, v1_key_names[k])) {
+			if (v1_key_names[k] && span_is(&key, v1_key_names[k])) {
 				m.value[k] = v;
 				m.present |= 1u << k;
 			}
@@ -160,14 +94,14 @@ static int parse_numa_line(struct span *line, struct memstat_node **nodes, size_
 {
 	struct span w;
 
-	while (next_word(line, &w)) {
+	while (span_next_word(line, &w)) {
 		const char *eq = memchr(w.p, '=', (size_t)(w.end - w.p));
 		uint64_t node, v;
 
 		if (w.end - w.p < 3 || w.p[0] != 'N' || !eq)
 			return -EINVAL;
-		if (parse_u64(w.p + 1, eq, &node) < 0 || node > UINT32_MAX ||
-		    parse_u64(eq + 1, w.end, &v) < 0)
+		if (span_parse_u64(w.p + 1, eq, &node) < 0 || node > UINT32_MAX ||
+		    span_parse_u64(eq + 1, w.end, &v) < 0)
 			return -EINVAL;
 		if (*n == *cap) {
 			size_t ncap = *cap ? *cap * 2 : 8;
@@ -192,12 +126,12 @@ int memstat_parse_numa(const char *buf, size_t len, struct memstat_numa *ret)
 	struct span line;
 	int r;
 
-	while (next_line(&pos, end, &line)) {
+	while (span_next_line(&pos, end, &line)) {
 		struct span key;
 
-		if (!next_word(&line, &key))
+		if (!span_next_word(&line, &key))
 			continue;
-		if (!word_is(&key, "workingset_refault_file"))
+		if (!span_is(&key, "workingset_refault_file"))
 			continue;
 		if (n > 0)
 			return -EINVAL; /* the key twice */

@@ -34,7 +34,7 @@ else
 		[ "$m" = main.c ] || modules+=("${m%.c}")
 	done
 fi
-pkgs=${FUZZ_PKGS:-libmicrohttpd jansson libcgroup yaml-0.1 gnutls libcrypt libcap-ng libseccomp}
+pkgs=${FUZZ_PKGS:-libmicrohttpd jansson libcgroup yaml-0.1 gnutls libcrypt libcap-ng libseccomp zlib}
 if [ $# -gt 0 ]; then targets=("$@"); else
 	targets=()
 	for f in "$here"/fuzz-*.c; do t=${f##*/fuzz-}; targets+=("${t%.c}"); done
