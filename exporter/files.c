@@ -308,6 +308,22 @@ static int visit_reopened(struct files_ctx *ctx, int pfd, const struct stat *exp
 }
 
 /*
+ * A file found by name: the one readdir saw (expect, the caller deduplicated it already; else the
+ * entry was replaced meanwhile: vanished), or a new (dev, ino) for the set. 1 to go on, 0 when
+ * skipped or already counted, -ENOMEM.
+ */
+static int match_or_claim(struct files_ctx *ctx, const struct stat *st, const struct stat *expect)
+{
+	if (!expect)
+		return fileset_add(&ctx->seen, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+	if (st->st_dev != expect->st_dev || st->st_ino != expect->st_ino) {
+		skip(ctx, SKIP_VANISHED);
+		return 0;
+	}
+	return 1;
+}
+
+/*
  * A configured file, dirfd/name: opened O_PATH (nofollow: O_NOFOLLOW), checked to be a regular
  * file on a file system not excluded, deduplicated (expect: the caller did it already, by
  * readdir's inode) and visited.
@@ -333,17 +349,9 @@ static int visit_path(struct files_ctx *ctx, int dirfd, const char *name, bool n
 		skip(ctx, SKIP_FS_TYPE);
 		return 0;
 	}
-	if (expect) {
-		/* the entry was replaced since readdir */
-		if (st.st_dev != expect->st_dev || st.st_ino != expect->st_ino) {
-			skip(ctx, SKIP_VANISHED);
-			return 0;
-		}
-	} else {
-		r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
-		if (r <= 0)
-			return r;
-	}
+	r = match_or_claim(ctx, &st, expect);
+	if (r <= 0)
+		return r;
 	return visit_reopened(ctx, pfd, &st, path, NULL);
 }
 
@@ -783,16 +791,9 @@ static int visit_sealed(struct files_ctx *ctx, int dirfd, const char *name,
 		skip(ctx, SKIP_NOT_REGULAR);
 		return 0;
 	}
-	if (expect) {
-		if (st.st_dev != expect->st_dev || st.st_ino != expect->st_ino) {
-			skip(ctx, SKIP_VANISHED);
-			return 0;
-		}
-	} else {
-		r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
-		if (r <= 0)
-			return r;
-	}
+	r = match_or_claim(ctx, &st, expect);
+	if (r <= 0)
+		return r;
 	e = (struct files_entry){ .fd = fd, .st = &st, .path = path };
 	return visit_open(ctx, &e);
 }
