@@ -14,15 +14,18 @@
  * Usage: cachestat_bench --flush SCRATCH_DIR [CALLS]
  *
  * (c) The cost of many small calls from an unprivileged user (uid 65534 on a
- *     one-page file of its own), once on a quiet system and once while
- *     another process keeps adding and dropping page cache, which keeps the
- *     memcg stats due for a flush. Without a rate limit on the flush, every
- *     call of the busy run pays for one.
+ *     one-page file of its own): quiet, beside one process adding and dropping
+ *     page cache in the caller's memcg, and beside 128 such processes in as
+ *     many memcgs, which keeps the memcg stats due for a flush and makes each
+ *     flush walk every memcg with updates. Without a rate limit on the flush,
+ *     a call that finds the stats due pays for one: mean, p99 and worst.
  *
  * Output: "# ..." commentary and one "bench: KEY VALUE" line per figure.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
@@ -41,6 +44,8 @@
 #define SPARSE_BYTES (2ULL << 40)
 #define CACHED_BYTES (1ULL << 30)
 #define MINCORE_CHUNK (1ULL << 30)
+#define MAX_CALLS 200000
+#define CHURN_MEMCGS 128
 
 /* The seed ABI of cachestat(); host headers may predate it. */
 struct cs_stat {
@@ -208,76 +213,197 @@ static void bench_cached(const char *dir)
 	close(fd);
 }
 
-/* Keeps page cache coming and going: memcg stat updates on every page. */
-static pid_t start_churn(const char *dir)
+/* A child that keeps adding and dropping page cache: memcg stat updates on every page. */
+static void churn_loop(int fd, size_t bytes)
 {
 	static char buf[256 << 10];
-	pid_t pid;
-	int fd;
 
-	fd = open_scratch(dir, "bench-churn");
-	pid = fork();
-	if (pid < 0) {
-		perror("fork");
-		exit(1);
-	}
-	if (pid > 0) {
-		close(fd);
-		return pid;
-	}
-	/* The same uid as the caller, who must be able to kill it */
-	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
-		_exit(1);
-	memset(buf, 0x17, sizeof(buf));
+	memset(buf, 0x17, bytes);
 	for (;;) {
-		if (pwrite(fd, buf, sizeof(buf), 0) != sizeof(buf) || ftruncate(fd, 0))
+		if (pwrite(fd, buf, bytes, 0) != (ssize_t)bytes || ftruncate(fd, 0))
 			_exit(1);
 	}
 }
 
-/* Mean seconds per call of CALLS cachestat() calls on fd. */
-static double time_small_calls(int fd, long calls)
+static void write_file(const char *path, const char *text)
 {
-	struct cs_stat cs;
-	double t = now();
-	long i;
+	int fd = open(path, O_WRONLY);
 
-	for (i = 0; i < calls; i++) {
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+		perror(path);
+		exit(1);
+	}
+	close(fd);
+}
+
+/* A group of churning children, held back until started. */
+struct churn {
+	pid_t pids[128];
+	int n, go;	/* go: the write end of the pipe the children wait on */
+};
+
+/* In the child: into a new memory cgroup NAME (unless NULL), down to uid 65534, then wait. */
+static void churn_child(const char *name, int fd, size_t bytes, int go_read)
+{
+	char path[PATH_MAX], c;
+
+	if (name) {
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s", name);
+		if (mkdir(path, 0755) && errno != EEXIST)
+			_exit(1);
+		strncat(path, "/cgroup.procs", sizeof(path) - strlen(path) - 1);
+		write_file(path, "0");
+	}
+	/* The same uid as the caller, who must be able to kill it */
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		_exit(1);
+	if (read(go_read, &c, 1) < 0)
+		_exit(1);
+	churn_loop(fd, bytes);
+}
+
+/*
+ * Forks N churning children, each on a file of its own of BYTES, each in a new memory cgroup
+ * when IN_MEMCGS (else in the caller's); they start when churn_start() is called.
+ */
+static void churn_fork(struct churn *c, const char *dir, int n, bool in_memcgs, size_t bytes)
+{
+	char name[64];
+	int i, go[2];
+
+	if (pipe(go)) {
+		perror("pipe");
+		exit(1);
+	}
+	if (in_memcgs)
+		write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "bench-churn-%s-%d", in_memcgs ? "cg" : "own", i);
+		int fd = open_scratch(dir, name);
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			perror("fork");
+			exit(1);
+		}
+		if (pid == 0) {
+			close(go[1]);
+			churn_child(in_memcgs ? name : NULL, fd, bytes, go[0]);
+		}
+		c->pids[i] = pid;
+		close(fd);
+	}
+	close(go[0]);
+	c->n = n;
+	c->go = go[1];
+}
+
+static void churn_start(struct churn *c)
+{
+	close(c->go);	/* the children's read() returns 0 */
+	usleep(300000);
+}
+
+static void churn_stop(struct churn *c)
+{
+	int i, status;
+
+	for (i = 0; i < c->n; i++)
+		kill(c->pids[i], SIGKILL);
+	for (i = 0; i < c->n; i++)
+		waitpid(c->pids[i], &status, 0);
+	usleep(200000);
+}
+
+struct call_times {
+	double mean, p99, max;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * The CPU time of each of CALLS cachestat() calls on fd: mean, 99th percentile and worst.
+ * CPU time, not wall time: beside 128 busy processes the caller waits for a CPU far longer
+ * than it runs, while a flush it pays for runs on its own time.
+ */
+static struct call_times time_small_calls(int fd, long calls)
+{
+	static double t[MAX_CALLS];
+	struct call_times r = { 0 };
+	struct cs_stat cs;
+	long i, n = calls < MAX_CALLS ? calls : MAX_CALLS;
+
+	for (i = 0; i < n; i++) {
+		double t0 = cpu_now();
+
 		if (syscall(CACHESTAT_NR, fd, 0L, (size_t)page_size, sizeof(cs), &cs)) {
 			perror("cachestat");
 			exit(1);
 		}
+		t[i] = cpu_now() - t0;
+		r.mean += t[i] / n;
 	}
-	return (now() - t) / calls;
+	qsort(t, n, sizeof(t[0]), cmp_double);
+	r.p99 = t[n * 99 / 100];
+	r.max = t[n - 1];
+	return r;
 }
 
+static void print_calls(const char *key, const char *what, struct call_times c)
+{
+	printf("# %s: CPU %.0f ns/call mean, %.0f p99, %.0f worst\n", what, c.mean * 1e9, c.p99 * 1e9,
+	       c.max * 1e9);
+	printf("bench: %s_ns %.0f\n", key, c.mean * 1e9);
+	printf("bench: %s_p99_ns %.0f\n", key, c.p99 * 1e9);
+	printf("bench: %s_max_ns %.0f\n", key, c.max * 1e9);
+}
+
+/*
+ * Small calls as uid 65534 on a one-page file of its own: quiet, beside one process churning
+ * page cache in the caller's cgroup, and beside CHURN_MEMCGS processes churning in as many
+ * memcgs (a flush then walks every memcg with updates, on every CPU, interrupts off).
+ */
 static void bench_flush(const char *dir, long calls)
 {
-	double quiet, busy;
-	pid_t churn;
-	int fd, status;
+	static struct churn one, many;
+	struct call_times quiet, t_one, t_many;
+	int fd;
 
 	fd = open_scratch(dir, "bench-small");
 	if (write(fd, "x", 1) != 1 || fchown(fd, 65534, 65534)) {
 		perror("bench-small");
 		exit(1);
 	}
-	churn = start_churn(dir);
+	churn_fork(&one, dir, 1, false, 256 << 10);
+	churn_fork(&many, dir, CHURN_MEMCGS, true, 16 << 10);
 	if (setgroups(0, NULL) || setgid(65534) || setuid(65534)) {
 		perror("drop to uid 65534");
 		exit(1);
 	}
-	/* The churn runs on the other CPU: time with it, stop it, time without. */
-	usleep(200000);
-	busy = time_small_calls(fd, calls);
-	kill(churn, SIGKILL);
-	waitpid(churn, &status, 0);
-	usleep(200000);
 	quiet = time_small_calls(fd, calls);
-	printf("# %ld calls as uid 65534 on a 1-page file: %.0f ns/call quiet, %.0f ns/call "
-	       "beside page cache churn\n", calls, quiet * 1e9, busy * 1e9);
-	printf("bench: small_call_quiet_ns %.0f\n", quiet * 1e9);
-	printf("bench: small_call_churn_ns %.0f\n", busy * 1e9);
+	churn_start(&one);
+	t_one = time_small_calls(fd, calls);
+	churn_stop(&one);
+	churn_start(&many);
+	t_many = time_small_calls(fd, calls);
+	churn_stop(&many);
+	printf("# %ld calls each as uid 65534 on a 1-page file\n", calls);
+	print_calls("small_call_quiet", "quiet", quiet);
+	print_calls("small_call_churn", "beside page cache churn in one memcg", t_one);
+	print_calls("small_call_memcgs", "beside page cache churn in 128 memcgs", t_many);
 	close(fd);
 }
 
