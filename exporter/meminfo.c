@@ -4,23 +4,23 @@
 #include <errno.h>
 #include <string.h>
 
-/* The value of a line "Key:   N kB" (p after the colon) in bytes; -EINVAL if it is not that. */
-static int parse_kb(const char *p, const char *end, uint64_t *ret)
-{
-	uint64_t v = 0;
-	const char *digits;
+#include "textscan.h"
 
-	while (p < end && *p == ' ')
-		p++;
-	digits = p;
-	while (p < end && *p >= '0' && *p <= '9') {
-		if (v > (UINT64_MAX - 9) / 10 / 1024)
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*p - '0');
-		p++;
-	}
-	if (p == digits || end - p != 3 || memcmp(p, " kB", 3) != 0)
+/* The words of a line after "Key:" as "N kB", in bytes; -EINVAL if it is not that. */
+static int parse_kb(struct span *rest, uint64_t *ret)
+{
+	struct span num, unit, extra;
+	uint64_t v;
+	int r;
+
+	if (!span_next_word(rest, &num) || !span_next_word(rest, &unit) || !span_is(&unit, "kB") ||
+	    span_next_word(rest, &extra))
 		return -EINVAL;
+	r = span_parse_u64(num.p, num.end, &v);
+	if (r < 0)
+		return r;
+	if (v > UINT64_MAX / 1024)
+		return -ERANGE;
 	*ret = v * 1024;
 	return 0;
 }
@@ -29,26 +29,23 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
 {
 	struct meminfo m = { 0 };
 	bool cached = false, shmem = false;
-	const char *p = buf, *end = buf + len;
+	const char *pos = buf, *end = buf + len;
+	struct span line, key;
 
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		const char *colon;
+	while (span_next_line(&pos, end, &line)) {
 		int r = 0;
 
-		if (!eol)
-			eol = end;
-		colon = memchr(p, ':', (size_t)(eol - p));
-		if (colon && colon - p == 6 && memcmp(p, "Cached", 6) == 0) {
-			r = parse_kb(colon + 1, eol, &m.cached);
+		if (!span_next_word(&line, &key))
+			continue;
+		if (span_is(&key, "Cached:")) {
+			r = parse_kb(&line, &m.cached);
 			cached = true;
-		} else if (colon && colon - p == 5 && memcmp(p, "Shmem", 5) == 0) {
-			r = parse_kb(colon + 1, eol, &m.shmem);
+		} else if (span_is(&key, "Shmem:")) {
+			r = parse_kb(&line, &m.shmem);
 			shmem = true;
 		}
 		if (r < 0)
 			return r;
-		p = eol + 1;
 	}
 	if (!cached || !shmem)
 		return -ENOENT;

@@ -299,7 +299,13 @@ static void test_meminfo(void **state)
 	assert_int_equal(meminfo_parse("Cached: 1 kB\n", 13, &m), -ENOENT);
 	assert_int_equal(meminfo_parse("Cached: x kB\nShmem: 1 kB\n", 25, &m), -EINVAL);
 	assert_int_equal(meminfo_parse("Cached: 1\nShmem: 1 kB\n", 22, &m), -EINVAL);
+	assert_int_equal(meminfo_parse("Cached: 1 kB x\nShmem: 1 kB\n", 27, &m), -EINVAL);
+	/* 2^54 kB is 2^64 bytes, one past what fits */
+	assert_int_equal(meminfo_parse("Cached: 18014398509481984 kB\nShmem: 1 kB\n", 41, &m), -ERANGE);
 	assert_int_equal(m.cached, 1024000); /* untouched on failure */
+	/* 2^54 - 1 kB is the most that fits */
+	assert_int_equal(meminfo_parse("Cached: 18014398509481983 kB\nShmem: 1 kB\n", 41, &m), 0);
+	assert_true(m.cached == 18014398509481983ULL * 1024);
 }
 
 int main(void)
