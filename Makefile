@@ -16,6 +16,7 @@ SUITES = \
 	kernel='kernel/scripts/test.sh' \
 	integration='tests/integration/run.sh' \
 	overlay='tests/integration/overlay.sh' \
+	fanotify='tests/integration/fanotify.sh' \
 	hardening='tests/integration/hardening.sh' \
 	dashboards='dashboards/check.sh' \
 	deploy='deploy/check.sh' \

@@ -130,12 +130,17 @@ static const struct collector_flag flags[] = {
 	  parse_filesystems },
 };
 
-/* Before the privileges go: the fanotify group and its marks (CAP_SYS_ADMIN). */
+/*
+ * Before the privileges go: the fanotify group and its marks (CAP_SYS_ADMIN). One per process:
+ * a second collector (the tests make several) shares the first one's.
+ */
 static int setup(const struct collector_options *opts)
 {
 	struct fanotify_options o = options;
 	int r;
 
+	if (listener || setup_error)
+		return 0;
 	o.procfs = opts->procfs;
 	o.memory_v1 = opts->memory_v1;
 	o.fs_types_exclude = opts->fs_types_exclude;
@@ -260,10 +265,8 @@ static int scan_begin(struct collect_scan *scan, size_t idx, void **ret_state)
 		.reserve_ns = (uint64_t)(scan->cfg->max_scan_seconds * 1e9) / (2 * (scan->n_cgroups + 1)),
 	};
 	fs->files.procfs_fd = open(scan->procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!listener_ready(scan, &stats) || fs->files.procfs_fd < 0) {
-		scan_fail(scan, idx);
-		fs->broken = true;
-	}
+	if (!listener_ready(scan, &stats) || fs->files.procfs_fd < 0)
+		fs->broken = true; /* failed at the first cgroup */
 	fs->mine = calloc(1, sizeof(*fs->mine)); /* the counters, for the first cgroup */
 	fs->fh = malloc(sizeof(*fs->fh) + HANDLESET_HANDLE_MAX);
 	if (!fs->mine || !fs->fh) {
@@ -340,6 +343,13 @@ static int scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int d
 		return fs->error;
 	fs->cur = cg;
 	fs->sum = cg->data[fs->cachestat];
+	if (fs->broken && !fs->stats_done) {
+		/* a failure marked in scan_begin would not hold (collect sets success after it) */
+		fs->stats_done = true;
+		free(fs->mine);
+		fs->mine = NULL;
+		return -EIO;
+	}
 	if (fs->stats_done && (fs->broken || !fs->sum))
 		return 0;
 	fs->mine = slot(fs, cg);

@@ -57,6 +57,7 @@ struct fanotify_listener {
 	struct marked_fs *fs;
 	size_t n_fs;
 	unsigned unsupported;
+	int mark_error; /* of the first mark refused */
 
 	pthread_t thread;
 	bool started;
@@ -183,8 +184,11 @@ static int consider_mount(struct fanotify_listener *l, const struct fstypes *ft,
 	r = mark_one(l, m->mount_point);
 	if (r == -ENOMEM)
 		return r;
-	if (r < 0)
+	if (r < 0) {
 		l->unsupported++; /* EOPNOTSUPP, ENODEV or EXDEV: no file handles, or no fsid */
+		if (!l->mark_error)
+			l->mark_error = r;
+	}
 	return 0;
 }
 
@@ -212,7 +216,9 @@ static int mark_filesystems(struct fanotify_listener *l, const struct fanotify_o
 		mountinfo_done(&m);
 	}
 	fstypes_done(&ft);
-	return r < 0 ? r : l->n_fs > 0 ? 0 : -ENOENT;
+	if (r < 0 || l->n_fs > 0)
+		return r;
+	return l->mark_error == -EPERM ? -EPERM : -ENOENT;
 }
 
 static void listener_close(struct fanotify_listener *l)
@@ -259,6 +265,8 @@ int fanotify_listener_new(const struct fanotify_options *o, struct fanotify_list
 		r = mark_filesystems(l, o);
 		if (r == -ENOENT && ret_error)
 			*ret_error = strdup("no file system could be marked (none wanted, or none has file handles)");
+		else if (r == -EPERM)
+			fail(ret_error, r, "marking file systems (CAP_SYS_ADMIN is needed)");
 		else if (r < 0 && r != -ENOMEM)
 			fail(ret_error, r, "marking file systems");
 	}
