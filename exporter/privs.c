@@ -258,6 +258,11 @@ static int add_rules(scmp_filter_ctx ctx)
 			     SCMP_A1(SCMP_CMP_MASKED_EQ, PRIVS_OPEN_WRITE_FLAGS, O_RDONLY));
 	if (r < 0)
 		return r;
+	/* the fanotify collector's recent files, by handle: read-only too */
+	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open_by_handle_at), 1,
+			     SCMP_A2(SCMP_CMP_MASKED_EQ, PRIVS_OPEN_WRITE_FLAGS, O_RDONLY));
+	if (r < 0)
+		return r;
 	/* openat2 and clone3 pass their flags in memory, out of the filter's reach: ENOSYS makes
 	 * callers (glibc's pthread_create among them) fall back to openat and clone */
 	r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
