@@ -95,7 +95,8 @@ char *fanotify_cgroup_of(char *buf, bool memory_v1)
 			continue;
 		*path++ = '\0';
 		ctl++;
-		if (path[0] != '/')
+		/* "/.." leads out of our cgroup namespace: a path we cannot name (a container's view) */
+		if (path[0] != '/' || strncmp(path, "/..", 3) == 0)
 			continue;
 		if (!memory_v1 && strcmp(line, "0:") == 0 && ctl[0] == '\0')
 			return path;

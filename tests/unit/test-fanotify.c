@@ -45,11 +45,13 @@ static void test_missing(void **state)
 	char v1only[] = "12:memory:/a\n";
 	char nomem[] = "5:memory_x:/a\n0::/b\n";
 	char junk[] = "garbage\n0:x\n0::relative\n";
+	char outside[] = "0::/../../kubepods.slice/pod1\n"; /* seen from a private cgroup namespace */
 
 	(void)state;
 	assert_null(fanotify_cgroup_of(v1only, false));
 	assert_null(fanotify_cgroup_of(nomem, true));
 	assert_null(fanotify_cgroup_of(junk, false));
+	assert_null(fanotify_cgroup_of(outside, false));
 }
 
 int main(void)
