@@ -34,6 +34,17 @@ static const char *const pseudo_fs[] = {
  */
 #define PID_CACHE_SLOTS 256
 #define PID_CACHE_NS 1000000000ULL
+/* How long after its lookup a process that has exited keeps its events (pids are reused slowly). */
+#define PID_GONE_NS 10000000000ULL
+
+/*
+ * A file just noted is quieted: an ignore mark on its inode stops its next opens from making
+ * events, and every QUIET_NS all the ignore marks go at once. A file opened over and over then
+ * costs one event a second, not one per open (the opener pays for each event in its open()),
+ * at the price of a second's delay: its last open, or its first open by another cgroup, is seen
+ * at most that much later.
+ */
+#define QUIET_NS 1000000000ULL
 
 struct pid_slot {
 	pid_t pid;
@@ -66,6 +77,11 @@ struct fanotify_listener {
 	uint64_t events, overflows, pid_gone, unattributed;
 
 	struct pid_slot pids[PID_CACHE_SLOTS]; /* the thread's own */
+	/* the thread's own: quieted files (ignore marks), and the mount descriptors for them */
+	int *quiet_fds;      /* by index of fs[], -1 where not open */
+	bool quiet_off;      /* the kernel refused an ignore mark: no more tries */
+	unsigned n_quiet;    /* ignore marks since the last flush */
+	uint64_t quiet_since_ns;
 };
 
 static uint64_t now_ns(void)
@@ -231,6 +247,9 @@ static void listener_close(struct fanotify_listener *l)
 		free(l->fs[i].point);
 	for (size_t i = 0; i < PID_CACHE_SLOTS; i++)
 		free(l->pids[i].cgroup);
+	for (size_t i = 0; l->quiet_fds && i < l->n_fs; i++)
+		closep(&l->quiet_fds[i]);
+	free(l->quiet_fds);
 	free(l->fs);
 	closep(&l->procfs_fd);
 	handleset_free(l->set);
@@ -270,6 +289,12 @@ int fanotify_listener_new(const struct fanotify_options *o, struct fanotify_list
 			fail(ret_error, r, "marking file systems (CAP_SYS_ADMIN is needed)");
 		else if (r < 0 && r != -ENOMEM)
 			fail(ret_error, r, "marking file systems");
+	}
+	if (r == 0) {
+		l->quiet_fds = malloc(l->n_fs * sizeof(*l->quiet_fds));
+		r = l->quiet_fds ? 0 : -ENOMEM;
+		for (size_t i = 0; r == 0 && i < l->n_fs; i++)
+			l->quiet_fds[i] = -1;
 	}
 	if (r < 0) {
 		listener_close(l);
@@ -330,6 +355,10 @@ static int lookup_pid(struct fanotify_listener *l, pid_t pid, uint64_t now,
 	}
 	snprintf(name, sizeof(name), "%d", (int)pid);
 	piddir = openat(l->procfs_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (piddir < 0 && errno == ENOENT && s->cgroup && s->pid == pid && now - s->at_ns < PID_GONE_NS) {
+		*ret = s; /* exited since it was looked up: its last opens are still its own */
+		return 0;
+	}
 	if (piddir < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
 	r = read_file_at(piddir, "cgroup", &buf, &len);
@@ -349,6 +378,65 @@ static int lookup_pid(struct fanotify_listener *l, pid_t pid, uint64_t now,
 	s->at_ns = now;
 	*ret = s;
 	return 0;
+}
+
+/* Drops every ignore mark (and the mount descriptors), so that quieted files are seen again. */
+static void quiet_flush(struct fanotify_listener *l, uint64_t now)
+{
+	if (l->n_quiet > 0)
+		fanotify_mark(l->fd, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL);
+	l->n_quiet = 0;
+	l->quiet_since_ns = now;
+	for (size_t i = 0; i < l->n_fs; i++)
+		closep(&l->quiet_fds[i]);
+	for (size_t i = 0; i < l->n_fs; i++)
+		l->quiet_fds[i] = -1;
+}
+
+/* The mount descriptor of the marked file system fsid, kept until the next flush; -1 if none. */
+static int quiet_mount_fd(struct fanotify_listener *l, uint64_t fsid)
+{
+	for (size_t i = 0; i < l->n_fs; i++) {
+		if (l->fs[i].fsid != fsid)
+			continue;
+		if (l->quiet_fds[i] < 0)
+			l->quiet_fds[i] = open(l->fs[i].point, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+		return l->quiet_fds[i];
+	}
+	return -1;
+}
+
+/*
+ * An ignore mark on the file of key (evictable: it does not keep the inode, so a deleted file
+ * still goes). Opened O_PATH by handle, which makes no event, and named through /proc/self/fd
+ * (fanotify_mark() takes no O_PATH descriptor). Best effort: a file not quieted makes events.
+ */
+static void quiet_file(struct fanotify_listener *l, const struct handleset_key *k)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char bytes[HANDLESET_HANDLE_MAX];
+	} h;
+	_cleanup_close_ int fd = -1;
+	int mfd = quiet_mount_fd(l, k->fsid);
+	char path[64];
+
+	if (l->quiet_off || mfd < 0 || k->len > HANDLESET_HANDLE_MAX)
+		return;
+	h.fh.handle_bytes = k->len;
+	h.fh.handle_type = k->type;
+	memcpy(h.fh.f_handle, k->bytes, k->len);
+	fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (fanotify_mark(l->fd, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK | FAN_MARK_IGNORED_SURV_MODIFY |
+				  FAN_MARK_EVICTABLE, FAN_OPEN, AT_FDCWD, path) < 0) {
+		/* EINVAL before 5.19 (no evictable marks: none at all), EPERM under a filter */
+		l->quiet_off = errno == EINVAL || errno == EPERM || errno == ENOSYS;
+		return;
+	}
+	l->n_quiet++;
 }
 
 /*
@@ -402,11 +490,15 @@ static void handle_event(struct fanotify_listener *l, const char *ev,
 	r = event_key(ev, m, &k) ? lookup_pid(l, m->pid, now, &s) : -EINVAL;
 	pthread_mutex_lock(&l->lock);
 	l->events++;
+	if (r == 0 && s)
+		r = handleset_note(l->set, s->cgroup, &k, &s->creds, now);
 	if (r == -ESRCH)
 		l->pid_gone++;
-	else if (r < 0 || !s || handleset_note(l->set, s->cgroup, &k, &s->creds, now) < 0)
+	else if (r < 0)
 		l->unattributed++;
 	pthread_mutex_unlock(&l->lock);
+	if (r == 0)
+		quiet_file(l, &k);
 }
 
 /* Reads what is queued; false when the group is broken. */
@@ -439,13 +531,19 @@ static void *listen_thread(void *userdata)
 	struct fanotify_listener *l = userdata;
 	struct pollfd p[2] = { { .fd = l->fd, .events = POLLIN }, { .fd = l->stop[0], .events = POLLIN } };
 
+	l->quiet_since_ns = now_ns();
 	for (;;) {
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
+		uint64_t now;
+
+		if (poll(p, 2, (int)(QUIET_NS / 1000000)) < 0 && errno != EINTR)
 			break;
 		if (p[1].revents)
 			break;
 		if (p[0].revents && !read_events(l))
 			break;
+		now = now_ns();
+		if (now - l->quiet_since_ns >= QUIET_NS)
+			quiet_flush(l, now);
 	}
 	return NULL;
 }

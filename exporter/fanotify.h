@@ -9,6 +9,11 @@
  * counted as unsupported and its files are found only while held open. Queue overflows, events
  * of processes already gone and handles too long are counted, never fatal. Never logs.
  *
+ * A file just recorded gets an ignore mark (evictable: it does not keep the inode), and all of
+ * them go once a second: a file opened over and over makes one event a second rather than one
+ * per open, which the opener would pay for in its open(); its last open, or its first by another
+ * cgroup, is seen up to a second late.
+ *
  * fanotify_init() and fanotify_mark() need CAP_SYS_ADMIN: fanotify_listener_new() runs before
  * the daemon drops its privileges, and nothing later needs it (reading events does not; opening
  * a handle needs CAP_DAC_READ_SEARCH, which the scan keeps anyway). The thread starts later
