@@ -28,7 +28,9 @@ if [ ! -x "$bin" ]; then
 fi
 
 name=cse-fa-$$
-cg=$cg2/$name
+parent=$cg2/$name # the reader runs in its child r: the parent's subtree is the reader's files
+cg=$parent/r
+label=/$name/r
 work=$(mktemp -d /var/tmp/cse-fa.XXXXXX)
 mnt=$work/mnt
 log=$work/exporter.log
@@ -44,12 +46,14 @@ cleanup() {
 	fi
 	[ -n "$mounted" ] && umount "$mnt"
 	[ -d "$cg" ] && rmdir "$cg" 2>/dev/null
+	[ -d "$parent" ] && rmdir "$parent" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-mkdir "$cg" 2>/dev/null || skip_suite "cgroup v2 at $cg2 is not writable"
+mkdir "$parent" 2>/dev/null || skip_suite "cgroup v2 at $cg2 is not writable"
+mkdir "$cg"
 mkdir "$mnt"
 truncate -s 96M "$work/fs.img"
 mkfs.ext4 -q "$work/fs.img" || skip_suite "mkfs.ext4 failed"
@@ -74,7 +78,7 @@ eq "files made" "${#files[@]}" 200
 
 scrape() { curl -sf "http://127.0.0.1:$port/metrics"; }
 value() { # value METRIC: its sample for our cgroup, or nothing
-	scrape | awk -v m="$1{cgroup=\"/$name\"}" '$1 == m { print $2 }'
+	scrape | awk -v m="$1{cgroup=\"$label\"}" '$1 == m { print $2 }'
 }
 fincore_sum() { fincore -b -n -o RES "${files[@]}" | awk '{ s += $1 } END { print s + 0 }'; }
 within() { # within GOT WANT PERCENT
@@ -82,8 +86,9 @@ within() { # within GOT WANT PERCENT
 }
 
 # ---- with the collector ----
+echo '{ "per_file_top": 400 }' >"$work/config.json" # every file of the cgroup has its series
 start_exporter --collector.fanotify --collector.fanotify.filesystems="$mnt" \
-	--no-security.drop-privileges || finish
+	--config.file="$work/config.json" --no-security.drop-privileges || finish
 scrape >/dev/null # the first scan starts the listener's thread
 eq "the ext4 is the one file system marked" \
 	"$(scrape | awk '$1 == "cachestat_fanotify_filesystems_marked" { print $2 }')" 1
@@ -113,12 +118,18 @@ done
 eq "files counted only because the cgroup opened them recently" "$recent" 200
 want=$(fincore_sum)
 out=$(scrape)
-got=$(awk -v m="cachestat_cgroup_recent_only_cached_bytes{cgroup=\"/$name\"}" '$1 == m { print $2 }' <<<"$out")
-total_with=$(awk -v m="cachestat_cgroup_cached_bytes{cgroup=\"/$name\"}" '$1 == m { print $2 }' <<<"$out")
+got=$(awk -v m="cachestat_cgroup_recent_only_cached_bytes{cgroup=\"$label\"}" '$1 == m { print $2 }' <<<"$out")
+total_with=$(awk -v m="cachestat_cgroup_cached_bytes{cgroup=\"$label\"}" '$1 == m { print $2 }' <<<"$out")
 check "their cached bytes ($got) are within 5% of fincore's $want" within "${got:-0}" "$want" 5
 check "fincore sees the halves read, not the whole files (the oracle can tell)" \
 	test "$want" -lt "$(du -cb "${files[@]}" | tail -n 1 | cut -f1)"
 check "promtool check metrics finds nothing" promtool check metrics <<<"$out"
+one=${files[150]}
+eq "a recent file has its per-file series, by its path, with fincore's bytes" \
+	"$(awk -v m="cachestat_file_cached_bytes{cgroup=\"$label\",path=\"$one\"}" '$1 == m { print $2 }' <<<"$out")" \
+	"$(fincore -b -n -o RES "$one")"
+sub=$(awk -v m="cachestat_cgroup_subtree_cached_bytes{cgroup=\"/$name\"}" '$1 == m { print $2 }' <<<"$out")
+eq "the parent's subtree total is its only child's, recent files included" "${sub:-none}" "$total_with"
 events=$(awk '$1 == "cachestat_fanotify_events_total" { print $2 }' <<<"$out")
 check "at least 200 open events were read ($events)" test "${events:-0}" -ge 200
 eq "no queue overflow" "$(awk '$1 == "cachestat_fanotify_queue_overflows_total" { print $2 }' <<<"$out")" 0
@@ -134,9 +145,9 @@ check "and is counted as vanished" test "$(vanished)" -gt "$before"
 # ---- without the collector: the same files count nothing ----
 start_exporter --no-security.drop-privileges || finish
 out=$(scrape)
-total_without=$(awk -v m="cachestat_cgroup_cached_bytes{cgroup=\"/$name\"}" '$1 == m { print $2 }' <<<"$out")
+total_without=$(awk -v m="cachestat_cgroup_cached_bytes{cgroup=\"$label\"}" '$1 == m { print $2 }' <<<"$out")
 eq "without the collector there is no recent-only series" \
-	"$(grep -c "^cachestat_cgroup_recent_only_cached_bytes{cgroup=\"/$name\"}" <<<"$out")" 0
+	"$(grep -c "^cachestat_cgroup_recent_only_cached_bytes{cgroup=\"$label\"}" <<<"$out")" 0
 want=$(fincore_sum)
 check "without it the cgroup's cached bytes lack the files ($total_with - $total_without vs fincore's $want, within 5%)" \
 	within "$((total_with - total_without))" "$want" 5
@@ -153,7 +164,7 @@ if start_exporter --collector.fanotify --no-security.drop-privileges; then
 	out=$(scrape)
 	eq "without CAP_SYS_ADMIN the collector reports failure" \
 		"$(awk '$1 == "cachestat_scrape_collector_success{collector=\"fanotify\"}" { print $2 }' <<<"$out")" 0
-	check "and the other collectors still serve" grep -q "^cachestat_cgroup_cached_bytes{cgroup=\"/$name\"}" <<<"$out"
+	check "and the other collectors still serve" grep -q "^cachestat_cgroup_cached_bytes{cgroup=\"$label\"}" <<<"$out"
 	check "the log says why" grep -q "fanotify" "$log"
 fi
 finish
