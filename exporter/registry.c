@@ -84,6 +84,6 @@ const struct collector_flag *registry_flag(size_t idx)
 void registry_print_flags(FILE *f, const struct collector_def *def)
 {
 	for (size_t i = 0; i < def->n_flags; i++)
-		fprintf(f, "    --%s=%s\n        %s\n", def->flags[i].name, def->flags[i].arg,
-			def->flags[i].help);
+		fprintf(f, "  --%s=%s\n                             %s\n", def->flags[i].name,
+			def->flags[i].arg, def->flags[i].help);
 }
