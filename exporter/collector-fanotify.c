@@ -264,9 +264,6 @@ static int scan_begin(struct collect_scan *scan, size_t idx, void **ret_state)
 		.deadline_ns = files_now_ns() + (uint64_t)(scan->cfg->max_scan_seconds * 1e9),
 		.reserve_ns = (uint64_t)(scan->cfg->max_scan_seconds * 1e9) / (2 * (scan->n_cgroups + 1)),
 	};
-	fs->files.procfs_fd = open(scan->procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!listener_ready(scan, &stats) || fs->files.procfs_fd < 0)
-		fs->broken = true; /* failed at the first cgroup */
 	fs->mine = calloc(1, sizeof(*fs->mine)); /* the counters, for the first cgroup */
 	fs->fh = malloc(sizeof(*fs->fh) + HANDLESET_HANDLE_MAX);
 	if (!fs->mine || !fs->fh) {
@@ -274,6 +271,9 @@ static int scan_begin(struct collect_scan *scan, size_t idx, void **ret_state)
 		free(fs->fh);
 		return -ENOMEM;
 	}
+	fs->files.procfs_fd = open(scan->procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!listener_ready(scan, &stats) || fs->files.procfs_fd < 0)
+		fs->broken = true; /* failed at the first cgroup */
 	fs->mine->has_stats = !fs->broken;
 	fs->mine->stats = stats;
 	*ret_state = TAKE_PTR(fs);
