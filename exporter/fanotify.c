@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,6 +258,22 @@ static void listener_close(struct fanotify_listener *l)
 	free(l);
 }
 
+/*
+ * /proc/PID/cgroup is written relative to the reader's cgroup namespace: a container's private
+ * one (containerd's default on cgroup v2) makes every other process's path "/../...". The cgroup
+ * namespace of procfs's PID 1 (the node's, with hostPID) names them as the walked tree does.
+ * setns() changes the calling thread, and the threads it starts later inherit it: called at
+ * start, before any thread. Best effort (CAP_SYS_ADMIN, which setup has); the same namespace
+ * already on a host.
+ */
+static void join_init_cgroupns(int procfs_fd)
+{
+	_cleanup_close_ int fd = openat(procfs_fd, "1/ns/cgroup", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0)
+		(void)setns(fd, CLONE_NEWCGROUP);
+}
+
 int fanotify_listener_new(const struct fanotify_options *o, struct fanotify_listener **ret,
 			  char **ret_error)
 {
@@ -276,6 +293,8 @@ int fanotify_listener_new(const struct fanotify_options *o, struct fanotify_list
 			     : handleset_new(&o->limits, &l->set);
 	if (r == 0 && pipe2(l->stop, O_CLOEXEC | O_NONBLOCK) < 0)
 		r = -errno;
+	if (r == 0)
+		join_init_cgroupns(l->procfs_fd);
 	if (r == 0) {
 		l->fd = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_CLOEXEC | FAN_NONBLOCK,
 				      O_RDONLY | O_LARGEFILE);
