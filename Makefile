@@ -16,6 +16,7 @@ SUITES = \
 	kernel='kernel/scripts/test.sh' \
 	integration='tests/integration/run.sh' \
 	overlay='tests/integration/overlay.sh' \
+	fanotify='tests/integration/fanotify.sh' \
 	hardening='tests/integration/hardening.sh' \
 	dashboards='dashboards/check.sh' \
 	deploy='deploy/check.sh' \
@@ -23,7 +24,7 @@ SUITES = \
 	e2e='tests/e2e/run.sh' \
 	spdx='scripts/check-spdx.sh'
 
-.PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series bench-exporter demo fuzz loadtest clean
+.PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series bench-exporter bench-fanotify demo fuzz loadtest clean
 
 all: exporter
 
@@ -70,6 +71,9 @@ kernel-series:
 
 bench-exporter: deps exporter
 	tests/bench/bench-exporter.sh
+
+bench-fanotify: deps exporter
+	tests/bench/fanotify.sh
 
 demo: deps exporter
 	tests/e2e/demo.sh

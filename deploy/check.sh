@@ -72,6 +72,17 @@ if systemd-analyze verify --man=no "$tmp/unit/cachestat-exporter.service" >"$tmp
 else
 	ko "systemd-analyze verify $unit (ExecStart=$exe)"
 fi
+# The fanotify variant: the unit with its drop-in (CAP_SYS_ADMIN, the flag), verified together.
+mkdir -p "$tmp/unit-fa/cachestat-exporter.service.d"
+cp "$tmp/unit/cachestat-exporter.service" "$tmp/unit-fa/"
+sed "s#^ExecStart=/usr/bin/cachestat_exporter #ExecStart=$exe #" deploy/systemd/cachestat-exporter.service.d/fanotify.conf \
+	>"$tmp/unit-fa/cachestat-exporter.service.d/fanotify.conf"
+if systemd-analyze verify --man=no "$tmp/unit-fa/cachestat-exporter.service" >"$tmp/out" 2>&1 && [ ! -s "$tmp/out" ] &&
+	grep -q '^ExecStart=.* --collector.fanotify ' "$tmp/unit-fa/cachestat-exporter.service.d/fanotify.conf"; then
+	ok "systemd-analyze verify the unit with deploy/systemd/cachestat-exporter.service.d/fanotify.conf"
+else
+	ko "systemd-analyze verify the unit with deploy/systemd/cachestat-exporter.service.d/fanotify.conf"
+fi
 if systemd-analyze security --offline=yes --threshold=30 "$tmp/unit/cachestat-exporter.service" >"$tmp/sec" 2>&1; then
 	ok "systemd-analyze security: $(grep -o 'Overall exposure level.*' "$tmp/sec" | sed 's/ for [^:]*//') (threshold 3.0)"
 else
@@ -364,6 +375,22 @@ for path in sorted(glob.glob("deploy/kubernetes/**/*.yaml", recursive=True)):
     for doc in yaml.safe_load_all(open(path, encoding="utf-8")):
         if doc:
             out.append({"file": path, "doc": doc})
+# The fanotify overlay: its JSON patches (op "add" only) applied to the base DaemonSet.
+import copy
+over = yaml.safe_load(open("deploy/kubernetes/fanotify/kustomization.yaml", encoding="utf-8"))
+for entry in over["patches"]:
+    ds = copy.deepcopy(next(o["doc"] for o in out if o["doc"].get("kind") == entry["target"]["kind"]))
+    for op in yaml.safe_load(entry["patch"]):
+        assert op["op"] == "add", op
+        *parents, last = op["path"].strip("/").split("/")
+        node = ds
+        for key in parents:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        if last == "-":
+            node.append(op["value"])
+        else:
+            node[last] = op["value"]
+    out.append({"file": "deploy/kubernetes/fanotify (the base DaemonSet patched)", "doc": ds})
 print(json.dumps(out))
 PY
 	NODE_PATH=$schemas/node_modules tally node deploy/tools/schemas/validate.js <"$tmp/manifests.json"

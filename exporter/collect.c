@@ -298,6 +298,12 @@ int collector_new(const struct collector_options *opts, const struct pagecache *
 		collector_free(c); /* frees cfg too: it was handed over */
 		return -EINVAL;
 	}
+	for (size_t i = 0; i < registry_count(); i++) {
+		if (opts->enable[i] && registry_get(i)->setup && registry_get(i)->setup(opts) < 0) {
+			collector_free(c);
+			return -ENOMEM;
+		}
+	}
 	*ret = c;
 	return 0;
 }

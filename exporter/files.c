@@ -1003,3 +1003,41 @@ char *files_entry_name(const struct files_ctx *ctx, const struct files_entry *e)
 	buf[n] = '\0';
 	return strdup(buf);
 }
+
+int files_scan_handle(struct files_ctx *ctx, int mount_fd, struct file_handle *fh,
+		      const struct creds *creds)
+{
+	_cleanup_close_ int pfd = -1;
+	char link[32];
+	uint64_t mnt_id;
+	struct stat st;
+	int r;
+
+	ctx->pid = 0;
+	if (!charge(ctx))
+		return 0;
+	pfd = open_by_handle_at(mount_fd, fh, O_PATH | O_CLOEXEC);
+	if (pfd < 0 || stat_opath(pfd, &st, &mnt_id) < 0) {
+		skip(ctx, skip_reason_of(errno));
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		skip(ctx, SKIP_NOT_REGULAR);
+		return 0;
+	}
+	if (mount_excluded(ctx, -1, mnt_id)) {
+		skip(ctx, SKIP_FS_TYPE);
+		return 0;
+	}
+	if (fileset_contains(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino))
+		return 0;
+	if (!creds_may_cachestat(creds, O_RDONLY, &st)) {
+		skip(ctx, SKIP_NO_ACCESS);
+		return 0;
+	}
+	r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	if (r <= 0)
+		return r;
+	snprintf(link, sizeof(link), "self/fd/%d", pfd);
+	return visit_reopened(ctx, pfd, &st, NULL, link);
+}

@@ -89,3 +89,16 @@ int files_scan_path(struct files_ctx *ctx, const char *pattern);
 
 /* The path of an entry: its path, or what its proc link points to. Caller frees; NULL on error. */
 char *files_entry_name(const struct files_ctx *ctx, const struct files_entry *e);
+
+struct file_handle;
+
+/*
+ * A file known by a handle (fanotify's), opened O_PATH through mount_fd (open_by_handle_at(2),
+ * which needs CAP_DAC_READ_SEARCH) and then treated as a file a process opened: regular files
+ * only, not on an excluded file system, deduplicated, and visited only if creds (those of the
+ * process that opened it; there is no descriptor to tell its open mode, so the rule for a path
+ * it opened: owner, write permission or the capabilities) allow. A deleted file (ESTALE) is
+ * counted as vanished. The visit's proc_link is "self/fd/N", our own O_PATH descriptor.
+ */
+int files_scan_handle(struct files_ctx *ctx, int mount_fd, struct file_handle *fh,
+		      const struct creds *creds);

@@ -128,6 +128,7 @@ static void usage_collectors(FILE *f)
 		snprintf(flag, sizeof(flag), "--[no-]collector.%s", def->name);
 		fprintf(f, "  %-26s%s%s (default %s)\n", flag, strlen(flag) > 26 ? "\n  " : " ",
 			def->help, def->default_on ? "on" : "off");
+		registry_print_flags(f, def);
 	}
 }
 
@@ -177,6 +178,7 @@ enum {
 	OPT_SCAN_MIN_INTERVAL,
 	OPT_COLLECTOR_ON = 512,  /* + registry index */
 	OPT_COLLECTOR_OFF = 768, /* + registry index */
+	OPT_COLLECTOR_FLAG = 1024, /* + registry_flag() index */
 };
 
 static const struct option fixed_options[] = {
@@ -205,7 +207,7 @@ static const struct option fixed_options[] = {
 /* The fixed flags, then --collector.NAME and --no-collector.NAME of every collector. */
 static const struct option *flag_table(void)
 {
-	static struct option opts[ELEMENTSOF(fixed_options) + 2 * COLLECTORS_MAX + 1];
+	static struct option opts[ELEMENTSOF(fixed_options) + 2 * COLLECTORS_MAX + REGISTRY_FLAGS_MAX + 1];
 	static char names[2 * COLLECTORS_MAX][96];
 	size_t n = ELEMENTSOF(fixed_options);
 
@@ -217,6 +219,9 @@ static const struct option *flag_table(void)
 		opts[n++] = (struct option){ names[2 * i + 1], no_argument, NULL,
 					     OPT_COLLECTOR_OFF + (int)i };
 	}
+	for (size_t i = 0; i < registry_flag_count(); i++)
+		opts[n++] = (struct option){ registry_flag(i)->name, required_argument, NULL,
+					     OPT_COLLECTOR_FLAG + (int)i };
 	opts[n] = (struct option){ 0 };
 	return opts;
 }
@@ -382,6 +387,8 @@ static int parse_flag(int c, const char *arg, struct args *a)
 		r = parse_limit_flag(c, arg, a);
 	if (r == -ENOENT)
 		r = parse_collector_flag(c, a);
+	if (r == -ENOENT && c >= OPT_COLLECTOR_FLAG && registry_flag((size_t)(c - OPT_COLLECTOR_FLAG)))
+		r = registry_flag((size_t)(c - OPT_COLLECTOR_FLAG))->parse(arg);
 	if (r == -ENOENT) {
 		usage(stderr);
 		return -EINVAL;

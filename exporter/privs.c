@@ -213,6 +213,8 @@ static const char *const allowed_syscalls[] = {
 	"newfstatat", "stat", "lstat", "statx", "lseek", "getdents64", "getdents", "readlink",
 	"readlinkat", "fcntl", "dup", "dup3", "fadvise64", "access", "faccessat", "faccessat2",
 	"fstatfs", "statfs", "getcwd", "inotify_init1", "inotify_add_watch", "inotify_rm_watch",
+	/* the fanotify collector's ignore marks on its own group (a new group needs fanotify_init) */
+	"fanotify_mark",
 	/* sockets already bound: accept and talk */
 	"accept", "accept4", "recvfrom", "recvmsg", "sendto", "sendmsg", "shutdown", "setsockopt",
 	"getsockopt", "getsockname", "getpeername",
@@ -256,6 +258,11 @@ static int add_rules(scmp_filter_ctx ctx)
 		return r;
 	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
 			     SCMP_A1(SCMP_CMP_MASKED_EQ, PRIVS_OPEN_WRITE_FLAGS, O_RDONLY));
+	if (r < 0)
+		return r;
+	/* the fanotify collector's recent files, by handle: read-only too */
+	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open_by_handle_at), 1,
+			     SCMP_A2(SCMP_CMP_MASKED_EQ, PRIVS_OPEN_WRITE_FLAGS, O_RDONLY));
 	if (r < 0)
 		return r;
 	/* openat2 and clone3 pass their flags in memory, out of the filter's reach: ENOSYS makes

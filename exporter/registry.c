@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,4 +58,32 @@ int registry_find(const char *name)
 		if (strcmp(sorted[i]->name, name) == 0)
 			return (int)i;
 	return -ENOENT;
+}
+
+size_t registry_flag_count(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < registry_count(); i++)
+		n += sorted[i]->n_flags;
+	return n < REGISTRY_FLAGS_MAX ? n : REGISTRY_FLAGS_MAX;
+}
+
+const struct collector_flag *registry_flag(size_t idx)
+{
+	if (idx >= registry_flag_count())
+		return NULL;
+	for (size_t i = 0; i < registry_count(); i++) {
+		if (idx < sorted[i]->n_flags)
+			return &sorted[i]->flags[idx];
+		idx -= sorted[i]->n_flags;
+	}
+	return NULL;
+}
+
+void registry_print_flags(FILE *f, const struct collector_def *def)
+{
+	for (size_t i = 0; i < def->n_flags; i++)
+		fprintf(f, "  --%s=%s\n                             %s\n", def->flags[i].name,
+			def->flags[i].arg, def->flags[i].help);
 }

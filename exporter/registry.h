@@ -22,6 +22,18 @@
 
 struct files_ctx;
 struct files_entry;
+struct collector_options;
+
+/* A flag of a collector's own, --NAME=ARG (NAME "collector.foo.bar"): parsed at start. */
+struct collector_flag {
+	const char *name;
+	const char *arg;  /* the argument in --help, e.g. "SECONDS" */
+	const char *help; /* the rest of its --help line, the default included */
+	int (*parse)(const char *arg); /* 0, or -EINVAL after saying why on stderr */
+};
+
+/* Flags of all collectors together (registry_flag()) at most. */
+#define REGISTRY_FLAGS_MAX 32
 
 /*
  * What a collector sees of the scan in progress. collect.c fills the public part; a collector
@@ -58,6 +70,15 @@ struct collector_def {
 	bool default_on;
 	/* Has the scrape_collector_{success,duration_seconds} series (false: rides on another's scan). */
 	bool reported;
+	/* Its own flags (optional), besides --[no-]collector.NAME. */
+	const struct collector_flag *flags;
+	size_t n_flags;
+	/*
+	 * Once at start when enabled (optional), before privileges are dropped and before any
+	 * thread starts: for what needs a privilege the scan does not keep. Returns 0 or -ENOMEM;
+	 * other trouble is for the collector to report in its scans (the daemon runs on).
+	 */
+	int (*setup)(const struct collector_options *opts);
 
 	/*
 	 * Once per scan, before the walk, in registry order: 1 to take part in this scan, 0 to sit
@@ -96,6 +117,12 @@ size_t registry_count(void);
 const struct collector_def *registry_get(size_t idx);
 /* Index of the collector named name, or -ENOENT. */
 int registry_find(const char *name);
+/* The flags of every collector, in registry order: registry_flag(0 .. registry_flag_count()-1). */
+size_t registry_flag_count(void);
+const struct collector_flag *registry_flag(size_t i);
+/* The --help lines of def's own flags. */
+void registry_print_flags(FILE *f, const struct collector_def *def);
+
 /* Entries in the linker section (more than registry_count() means COLLECTORS_MAX is too small). */
 size_t registry_linked(void);
 

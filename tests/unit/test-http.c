@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include "http.h"
+#include "registry.h"
 
 static void expect_addr(const char *in, const char *host, unsigned port)
 {
@@ -87,11 +88,13 @@ static const struct render_meta meta = { .version = "t", .revision = "t" };
 /* A scheduler over an empty cgroup tree, cachestat absent: a body with build_info. */
 static struct scheduler *make_scheduler(void)
 {
-	struct collector_options co = { .cgroupfs = cgroot, .procfs = "/proc",
-					.enable = { true, true, true } };
+	struct collector_options co = { .cgroupfs = cgroot, .procfs = "/proc" };
 	struct pagecache pc = { .abi = PAGECACHE_ABI_NONE };
 	struct collector *c = NULL;
 	struct scheduler *sched = NULL;
+
+	co.enable[registry_find("cachestat")] = co.enable[registry_find("events")] = true;
+	co.enable[registry_find("identity")] = true;
 
 	assert_int_equal(collector_new(&co, &pc, config_new_default(), &c), 0);
 	assert_int_equal(scheduler_new(c, &meta, &sched), 0);

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "registry.h"
 #include "scheduler.h"
 
 static int fake_calls;
@@ -76,13 +77,14 @@ static const struct render_meta meta = { .version = "t", .revision = "t" };
 /* A collector whose scan of /b cachestats the five files of data. */
 static struct collector *make(double max_scan_seconds)
 {
-	struct collector_options o = {
-		.cgroupfs = root, .procfs = "/proc", .enable = { true, true, true }
-	};
+	struct collector_options o = { .cgroupfs = root, .procfs = "/proc" };
 	struct pagecache pc = { .abi = PAGECACHE_ABI_MAINLINE, .sys = fake_cachestat };
 	struct collector *c = NULL;
 	struct config *cfg = NULL;
 	char *json = NULL, *err = NULL;
+
+	o.enable[registry_find("cachestat")] = o.enable[registry_find("events")] = true;
+	o.enable[registry_find("identity")] = true;
 
 	assert_true(asprintf(&json, "{ \"cgroups\": [ { \"match\": \"/b\", \"paths\": [\"%s\"] } ],"
 				    " \"per_file_top\": 0, \"limits\": { \"max_scan_seconds\": %g } }",

@@ -1,0 +1,635 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#define _GNU_SOURCE
+#include "fanotify.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fanotify.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "creds.h"
+#include "fstypes.h"
+#include "mountinfo.h"
+#include "util.h"
+
+/* File systems with no files worth a mark: kernel interfaces, and device nodes. */
+static const char *const pseudo_fs[] = {
+	"proc", "sysfs", "cgroup", "cgroup2", "devpts", "devtmpfs", "mqueue", "debugfs",
+	"tracefs", "securityfs", "pstore", "bpf", "configfs", "fusectl", "autofs", "binfmt_misc",
+	"nsfs", "efivarfs", "rpc_pipefs", "hugetlbfs", "selinuxfs",
+};
+
+/*
+ * Who opened recently: a pid is looked up once a second at most, which spares a busy process
+ * most of the reads and attributes the last events of one that just exited (pids are reused
+ * far more slowly than that).
+ */
+#define PID_CACHE_SLOTS 256
+#define PID_CACHE_NS 1000000000ULL
+/* How long after its lookup a process that has exited keeps its events (pids are reused slowly). */
+#define PID_GONE_NS 10000000000ULL
+
+/*
+ * A file just noted is quieted: an ignore mark on its inode stops its next opens from making
+ * events, and every QUIET_NS all the ignore marks go at once. A file opened over and over then
+ * costs one event a second, not one per open (the opener pays for each event in its open()),
+ * at the price of a second's delay: its last open, or its first open by another cgroup, is seen
+ * at most that much later.
+ */
+#define QUIET_NS 1000000000ULL
+
+struct pid_slot {
+	pid_t pid;
+	uint64_t at_ns;
+	char *cgroup;
+	struct handleset_creds creds;
+};
+
+struct marked_fs {
+	uint64_t fsid;
+	char *point;
+};
+
+struct fanotify_listener {
+	int fd;
+	int stop[2]; /* a pipe: written to stop the thread */
+	int procfs_fd;
+	bool memory_v1;
+	pid_t self;
+	char self_userns[64];
+	struct marked_fs *fs;
+	size_t n_fs;
+	unsigned unsupported;
+	int mark_error; /* of the first mark refused */
+
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t lock; /* the set and the counters */
+	struct handleset *set;
+	uint64_t events, overflows, pid_gone, unattributed;
+
+	struct pid_slot pids[PID_CACHE_SLOTS]; /* the thread's own */
+	/* the thread's own: quieted files (ignore marks), and the mount descriptors for them */
+	int *quiet_fds;      /* by index of fs[], -1 where not open */
+	bool quiet_off;      /* the kernel refused an ignore mark: no more tries */
+	unsigned n_quiet;    /* ignore marks since the last flush */
+	uint64_t quiet_since_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* r, with "what: error" in *ret_error. */
+static int fail(char **ret_error, int r, const char *what)
+{
+	if (ret_error && asprintf(ret_error, "%s: %s", what, strerror(-r)) < 0)
+		*ret_error = NULL;
+	return r;
+}
+
+char *fanotify_cgroup_of(char *buf, bool memory_v1)
+{
+	char *save = NULL;
+
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *ctl = strchr(line, ':'), *path;
+
+		if (!ctl || !(path = strchr(ctl + 1, ':')))
+			continue;
+		*path++ = '\0';
+		ctl++;
+		/* "/.." leads out of our cgroup namespace: a path we cannot name (a container's view) */
+		if (path[0] != '/' || strncmp(path, "/..", 3) == 0)
+			continue;
+		if (!memory_v1 && strcmp(line, "0:") == 0 && ctl[0] == '\0')
+			return path;
+		if (memory_v1 && strcmp(line, "0:") != 0) {
+			char *s2 = NULL;
+
+			for (char *c = strtok_r(ctl, ",", &s2); c; c = strtok_r(NULL, ",", &s2))
+				if (strcmp(c, "memory") == 0)
+					return path;
+		}
+	}
+	return NULL;
+}
+
+static bool pseudo(const char *fstype)
+{
+	for (size_t i = 0; i < ELEMENTSOF(pseudo_fs); i++)
+		if (strcmp(fstype, pseudo_fs[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Whether mount point p is one of the comma-separated list (NULL: every one is). */
+static bool wanted(const char *list, const char *p)
+{
+	size_t n = strlen(p);
+
+	if (!list)
+		return true;
+	for (const char *s = list; *s;) {
+		size_t len = strcspn(s, ",");
+
+		if (len == n && memcmp(s, p, n) == 0)
+			return true;
+		s += len + (s[len] == ',');
+	}
+	return false;
+}
+
+/* Whether the file system with fsid is marked already. */
+static bool fs_marked(const struct fanotify_listener *l, uint64_t fsid)
+{
+	for (size_t i = 0; i < l->n_fs; i++)
+		if (l->fs[i].fsid == fsid)
+			return true;
+	return false;
+}
+
+/* Marks the file system mounted at point for FAN_OPEN. 1 when new, 0 when marked already. */
+static int mark_one(struct fanotify_listener *l, const char *point)
+{
+	struct marked_fs *a;
+	struct statfs sfs;
+	uint64_t fsid;
+
+	if (statfs(point, &sfs) < 0)
+		return -errno;
+	memcpy(&fsid, &sfs.f_fsid, sizeof(fsid));
+	if (fs_marked(l, fsid))
+		return 0;
+	if (fanotify_mark(l->fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_OPEN, AT_FDCWD, point) < 0)
+		return -errno;
+	a = realloc(l->fs, (l->n_fs + 1) * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	l->fs = a;
+	a[l->n_fs].fsid = fsid;
+	a[l->n_fs].point = strdup(point);
+	if (!a[l->n_fs].point)
+		return -ENOMEM;
+	l->n_fs++;
+	return 1;
+}
+
+/* One line of mountinfo: marked if it is wanted, local and has file handles. */
+static int consider_mount(struct fanotify_listener *l, const struct fstypes *ft, const char *list,
+			  const struct mountinfo *m)
+{
+	int r;
+
+	/* a bind mount of a subdirectory: its file system is marked through its root mount */
+	if (!list && strcmp(m->root, "/") != 0)
+		return 0;
+	if (pseudo(m->fstype) || fstypes_name_excluded(ft, m->fstype) || !wanted(list, m->mount_point))
+		return 0;
+	r = mark_one(l, m->mount_point);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		l->unsupported++; /* EOPNOTSUPP, ENODEV or EXDEV: no file handles, or no fsid */
+		if (!l->mark_error)
+			l->mark_error = r;
+	}
+	return 0;
+}
+
+/* Marks the file systems of our mountinfo that are wanted. */
+static int mark_filesystems(struct fanotify_listener *l, const struct fanotify_options *o)
+{
+	_cleanup_free_ char *buf = NULL;
+	struct fstypes ft;
+	char *line, *save = NULL;
+	size_t len;
+	int r;
+
+	r = read_file_at(l->procfs_fd, "self/mountinfo", &buf, &len);
+	if (r < 0)
+		return r;
+	r = fstypes_init(&ft, o->fs_types_exclude ? o->fs_types_exclude : FSTYPES_DEFAULT_EXCLUDE);
+	if (r < 0)
+		return r;
+	for (line = strtok_r(buf, "\n", &save); line && r >= 0; line = strtok_r(NULL, "\n", &save)) {
+		struct mountinfo m;
+
+		if (mountinfo_parse_line(line, strlen(line), &m) < 0)
+			continue;
+		r = consider_mount(l, &ft, o->filesystems, &m);
+		mountinfo_done(&m);
+	}
+	fstypes_done(&ft);
+	if (r < 0 || l->n_fs > 0)
+		return r;
+	return l->mark_error == -EPERM ? -EPERM : -ENOENT;
+}
+
+static void listener_close(struct fanotify_listener *l)
+{
+	closep(&l->fd);
+	closep(&l->stop[0]);
+	closep(&l->stop[1]);
+	for (size_t i = 0; i < l->n_fs; i++)
+		free(l->fs[i].point);
+	for (size_t i = 0; i < PID_CACHE_SLOTS; i++)
+		free(l->pids[i].cgroup);
+	for (size_t i = 0; l->quiet_fds && i < l->n_fs; i++)
+		closep(&l->quiet_fds[i]);
+	free(l->quiet_fds);
+	free(l->fs);
+	closep(&l->procfs_fd);
+	handleset_free(l->set);
+	pthread_mutex_destroy(&l->lock);
+	free(l);
+}
+
+/*
+ * /proc/PID/cgroup is written relative to the reader's cgroup namespace: a container's private
+ * one (containerd's default on cgroup v2) makes every other process's path "/../...". The cgroup
+ * namespace of procfs's PID 1 (the node's, with hostPID) names them as the walked tree does.
+ * setns() changes the calling thread, and the threads it starts later inherit it: called at
+ * start, before any thread. Best effort (CAP_SYS_ADMIN, which setup has); the same namespace
+ * already on a host.
+ */
+static void join_init_cgroupns(int procfs_fd)
+{
+	_cleanup_close_ int fd = openat(procfs_fd, "1/ns/cgroup", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0)
+		(void)setns(fd, CLONE_NEWCGROUP);
+}
+
+int fanotify_listener_new(const struct fanotify_options *o, struct fanotify_listener **ret,
+			  char **ret_error)
+{
+	struct fanotify_listener *l = calloc(1, sizeof(*l));
+	int r;
+
+	if (ret_error)
+		*ret_error = NULL;
+	if (!l)
+		return -ENOMEM;
+	l->fd = l->stop[0] = l->stop[1] = l->procfs_fd = -1;
+	pthread_mutex_init(&l->lock, NULL);
+	l->memory_v1 = o->memory_v1;
+	l->self = getpid();
+	l->procfs_fd = open(o->procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	r = l->procfs_fd < 0 ? fail(ret_error, -errno, o->procfs)
+			     : handleset_new(&o->limits, &l->set);
+	if (r == 0 && pipe2(l->stop, O_CLOEXEC | O_NONBLOCK) < 0)
+		r = -errno;
+	if (r == 0)
+		join_init_cgroupns(l->procfs_fd);
+	if (r == 0) {
+		l->fd = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_CLOEXEC | FAN_NONBLOCK,
+				      O_RDONLY | O_LARGEFILE);
+		r = l->fd < 0 ? fail(ret_error, -errno, "fanotify_init") : 0;
+	}
+	if (r == 0) {
+		r = mark_filesystems(l, o);
+		if (r == -ENOENT && ret_error)
+			*ret_error = strdup("no file system could be marked (none wanted, or none has file handles)");
+		else if (r == -EPERM)
+			fail(ret_error, r, "marking file systems (CAP_SYS_ADMIN is needed)");
+		else if (r < 0 && r != -ENOMEM)
+			fail(ret_error, r, "marking file systems");
+	}
+	if (r == 0) {
+		l->quiet_fds = malloc(l->n_fs * sizeof(*l->quiet_fds));
+		r = l->quiet_fds ? 0 : -ENOMEM;
+		for (size_t i = 0; r == 0 && i < l->n_fs; i++)
+			l->quiet_fds[i] = -1;
+	}
+	if (r < 0) {
+		listener_close(l);
+		return r;
+	}
+	*ret = l;
+	return 0;
+}
+
+/*
+ * The credentials of a process from its status; capabilities count only in our own user
+ * namespace (an unreadable ns link counts as another: less, never more). Supplementary groups
+ * are not kept: a file writable only through one of them is refused, never wrongly allowed.
+ */
+static int read_creds(struct fanotify_listener *l, int piddir, struct handleset_creds *ret)
+{
+	_cleanup_free_ char *buf = NULL;
+	struct creds c;
+	char ns[64];
+	ssize_t n;
+	size_t len;
+	int r;
+
+	r = read_file_at(piddir, "status", &buf, &len);
+	if (r < 0)
+		return r;
+	r = creds_parse_status(buf, len, &c);
+	if (r < 0)
+		return r;
+	*ret = (struct handleset_creds){ .fsuid = c.fsuid, .fsgid = c.fsgid,
+					 .cap_fowner = c.cap_fowner,
+					 .cap_dac_override = c.cap_dac_override };
+	creds_done(&c);
+	if (!l->self_userns[0]) {
+		n = readlink("/proc/self/ns/user", l->self_userns, sizeof(l->self_userns) - 1);
+		l->self_userns[n > 0 ? n : 0] = '\0';
+	}
+	n = readlinkat(piddir, "ns/user", ns, sizeof(ns) - 1);
+	if (n <= 0 || (size_t)n != strlen(l->self_userns) || memcmp(ns, l->self_userns, (size_t)n))
+		ret->cap_fowner = ret->cap_dac_override = false;
+	return 0;
+}
+
+/* The cgroup and credentials of pid, from the cache or /proc. -ESRCH when it is gone. */
+static int lookup_pid(struct fanotify_listener *l, pid_t pid, uint64_t now,
+		      const struct pid_slot **ret)
+{
+	struct pid_slot *s = &l->pids[(unsigned)pid % PID_CACHE_SLOTS];
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_close_ int piddir = -1;
+	char name[16], *cg;
+	size_t len;
+	int r;
+
+	if (s->cgroup && s->pid == pid && now - s->at_ns < PID_CACHE_NS) {
+		*ret = s;
+		return 0;
+	}
+	snprintf(name, sizeof(name), "%d", (int)pid);
+	piddir = openat(l->procfs_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (piddir < 0 && errno == ENOENT && s->cgroup && s->pid == pid && now - s->at_ns < PID_GONE_NS) {
+		*ret = s; /* exited since it was looked up: its last opens are still its own */
+		return 0;
+	}
+	if (piddir < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	r = read_file_at(piddir, "cgroup", &buf, &len);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	cg = fanotify_cgroup_of(buf, l->memory_v1);
+	if (!cg)
+		return -ENOENT;
+	r = read_creds(l, piddir, &s->creds);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	free(s->cgroup);
+	s->cgroup = strdup(cg);
+	if (!s->cgroup)
+		return -ENOMEM;
+	s->pid = pid;
+	s->at_ns = now;
+	*ret = s;
+	return 0;
+}
+
+/* Drops every ignore mark (and the mount descriptors), so that quieted files are seen again. */
+static void quiet_flush(struct fanotify_listener *l, uint64_t now)
+{
+	if (l->n_quiet > 0)
+		fanotify_mark(l->fd, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL);
+	l->n_quiet = 0;
+	l->quiet_since_ns = now;
+	for (size_t i = 0; i < l->n_fs; i++)
+		closep(&l->quiet_fds[i]);
+	for (size_t i = 0; i < l->n_fs; i++)
+		l->quiet_fds[i] = -1;
+}
+
+/* The mount descriptor of the marked file system fsid, kept until the next flush; -1 if none. */
+static int quiet_mount_fd(struct fanotify_listener *l, uint64_t fsid)
+{
+	for (size_t i = 0; i < l->n_fs; i++) {
+		if (l->fs[i].fsid != fsid)
+			continue;
+		if (l->quiet_fds[i] < 0)
+			l->quiet_fds[i] = open(l->fs[i].point, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+		return l->quiet_fds[i];
+	}
+	return -1;
+}
+
+/*
+ * An ignore mark on the file of key (evictable: it does not keep the inode, so a deleted file
+ * still goes). Opened O_PATH by handle, which makes no event, and named through /proc/self/fd
+ * (fanotify_mark() takes no O_PATH descriptor). Best effort: a file not quieted makes events.
+ */
+static void quiet_file(struct fanotify_listener *l, const struct handleset_key *k)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char bytes[HANDLESET_HANDLE_MAX];
+	} h;
+	_cleanup_close_ int fd = -1;
+	int mfd = quiet_mount_fd(l, k->fsid);
+	char path[64];
+
+	if (l->quiet_off || mfd < 0 || k->len > HANDLESET_HANDLE_MAX)
+		return;
+	h.fh.handle_bytes = k->len;
+	h.fh.handle_type = k->type;
+	memcpy(h.fh.f_handle, k->bytes, k->len);
+	fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (fanotify_mark(l->fd, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK | FAN_MARK_IGNORED_SURV_MODIFY |
+				  FAN_MARK_EVICTABLE, FAN_OPEN, AT_FDCWD, path) < 0) {
+		/* EINVAL before 5.19 (no evictable marks: none at all), EPERM under a filter */
+		l->quiet_off = errno == EINVAL || errno == EPERM || errno == ENOSYS;
+		return;
+	}
+	l->n_quiet++;
+}
+
+/*
+ * The file handle of an event (its first FID record), as a key of the set. Records are only
+ * 4-byte aligned (the metadata's 8-byte fields are copied out, never read in place).
+ */
+static bool event_key(const char *ev, const struct fanotify_event_metadata *m,
+		      struct handleset_key *ret)
+{
+	const char *p = ev + m->metadata_len, *end = ev + m->event_len;
+
+	while (p + sizeof(struct fanotify_event_info_header) <= end) {
+		const struct fanotify_event_info_header *h = (const void *)p;
+		const struct fanotify_event_info_fid *fid = (const void *)p;
+		const struct file_handle *fh;
+
+		if (h->len < sizeof(*h) || p + h->len > end)
+			return false;
+		if (h->info_type == FAN_EVENT_INFO_TYPE_FID &&
+		    h->len >= sizeof(*fid) + sizeof(struct file_handle)) {
+			fh = (const void *)fid->handle;
+			if (sizeof(*fid) + sizeof(*fh) + fh->handle_bytes > h->len)
+				return false;
+			memcpy(&ret->fsid, &fid->fsid, sizeof(ret->fsid));
+			ret->type = fh->handle_type;
+			ret->len = fh->handle_bytes;
+			ret->bytes = fh->f_handle;
+			return true;
+		}
+		p += h->len;
+	}
+	return false;
+}
+
+/* One event (ev, its metadata m): noted under the cgroup of its process. */
+static void handle_event(struct fanotify_listener *l, const char *ev,
+			 const struct fanotify_event_metadata *m, uint64_t now)
+{
+	const struct pid_slot *s = NULL;
+	struct handleset_key k;
+	int r;
+
+	if (m->mask & FAN_Q_OVERFLOW) {
+		pthread_mutex_lock(&l->lock);
+		l->overflows++;
+		pthread_mutex_unlock(&l->lock);
+		return;
+	}
+	if (m->pid == l->self)
+		return; /* the scan's own opens */
+	r = event_key(ev, m, &k) ? lookup_pid(l, m->pid, now, &s) : -EINVAL;
+	pthread_mutex_lock(&l->lock);
+	l->events++;
+	if (r == 0 && s)
+		r = handleset_note(l->set, s->cgroup, &k, &s->creds, now);
+	if (r == -ESRCH)
+		l->pid_gone++;
+	else if (r < 0)
+		l->unattributed++;
+	pthread_mutex_unlock(&l->lock);
+	if (r == 0)
+		quiet_file(l, &k);
+}
+
+/* Reads what is queued; false when the group is broken. */
+static bool read_events(struct fanotify_listener *l)
+{
+	char buf[65536] __attribute__((aligned(8)));
+	struct fanotify_event_metadata m;
+	uint64_t now;
+	ssize_t n;
+
+	for (;;) {
+		n = read(l->fd, buf, sizeof(buf));
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR;
+		now = now_ns();
+		for (size_t off = 0; off + sizeof(m) <= (size_t)n; off += m.event_len) {
+			memcpy(&m, buf + off, sizeof(m));
+			if (m.vers != FANOTIFY_METADATA_VERSION || m.event_len < sizeof(m) ||
+			    off + m.event_len > (size_t)n)
+				return false;
+			handle_event(l, buf + off, &m, now);
+			if (m.fd >= 0)
+				close(m.fd); /* none with FAN_REPORT_FID; a safeguard */
+		}
+	}
+}
+
+static void *listen_thread(void *userdata)
+{
+	struct fanotify_listener *l = userdata;
+	struct pollfd p[2] = { { .fd = l->fd, .events = POLLIN }, { .fd = l->stop[0], .events = POLLIN } };
+
+	l->quiet_since_ns = now_ns();
+	for (;;) {
+		uint64_t now;
+
+		if (poll(p, 2, (int)(QUIET_NS / 1000000)) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		if (p[0].revents && !read_events(l))
+			break;
+		now = now_ns();
+		if (now - l->quiet_since_ns >= QUIET_NS)
+			quiet_flush(l, now);
+	}
+	return NULL;
+}
+
+int fanotify_listener_start(struct fanotify_listener *l)
+{
+	int r;
+
+	if (l->started)
+		return 0;
+	r = pthread_create(&l->thread, NULL, listen_thread, l);
+	if (r != 0)
+		return -r;
+	l->started = true;
+	return 0;
+}
+
+int fanotify_listener_items(struct fanotify_listener *l, const char *cgroup, uint64_t now,
+			    struct handleset_item **ret, size_t *ret_n)
+{
+	int r;
+
+	pthread_mutex_lock(&l->lock);
+	r = handleset_cgroup_items(l->set, cgroup, now, ret, ret_n);
+	pthread_mutex_unlock(&l->lock);
+	return r;
+}
+
+int fanotify_listener_mount_fd(const struct fanotify_listener *l, uint64_t fsid)
+{
+	_cleanup_close_ int fd = -1;
+	struct statfs sfs;
+	uint64_t now_fsid;
+
+	for (size_t i = 0; i < l->n_fs; i++) {
+		if (l->fs[i].fsid != fsid)
+			continue;
+		/* not O_PATH: open_by_handle_at() wants a descriptor it can fdget() */
+		fd = open(l->fs[i].point, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (fstatfs(fd, &sfs) < 0)
+			return -errno;
+		memcpy(&now_fsid, &sfs.f_fsid, sizeof(now_fsid));
+		return now_fsid == fsid ? TAKE_FD(fd) : -ESTALE;
+	}
+	return -ENOENT;
+}
+
+void fanotify_listener_stats(struct fanotify_listener *l, uint64_t now, struct fanotify_stats *ret)
+{
+	pthread_mutex_lock(&l->lock);
+	handleset_expire(l->set, now);
+	*ret = (struct fanotify_stats){ .events = l->events, .overflows = l->overflows,
+					.pid_gone = l->pid_gone, .unattributed = l->unattributed,
+					.marked = (unsigned)l->n_fs, .unsupported = l->unsupported };
+	handleset_get_stats(l->set, &ret->set);
+	pthread_mutex_unlock(&l->lock);
+}
+
+void fanotify_listener_free(struct fanotify_listener *l)
+{
+	if (!l)
+		return;
+	if (l->started) {
+		(void)!write(l->stop[1], "x", 1);
+		pthread_join(l->thread, NULL);
+	}
+	listener_close(l);
+}
