@@ -161,7 +161,10 @@ fi
 # shellcheck disable=SC2034 # read by start_exporter (tests/lib/tap.sh)
 wrap=(setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin)
 if start_exporter --collector.fanotify --no-security.drop-privileges; then
-	out=$(scrape)
+	out=$(scrape) || {
+		echo "# the scrape failed: $(curl -s -o /dev/null -w 'HTTP %{http_code}' "http://127.0.0.1:$port/metrics")"
+		sed 's/^/#  | /' "$log"
+	}
 	eq "without CAP_SYS_ADMIN the collector reports failure" \
 		"$(awk '$1 == "cachestat_scrape_collector_success{collector=\"fanotify\"}" { print $2 }' <<<"$out")" 0
 	check "and the other collectors still serve" grep -q "^cachestat_cgroup_cached_bytes{cgroup=\"$label\"}" <<<"$out"
