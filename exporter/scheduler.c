@@ -40,6 +40,10 @@ struct scan_job {
 
 static void body_free(struct sched_body *b)
 {
+	if (b->release) {
+		b->release(b);
+		return;
+	}
 	free(b->text);
 	free(b->gz);
 	free(b->problem);

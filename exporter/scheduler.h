@@ -33,6 +33,9 @@ struct sched_body {
 	size_t gz_len;
 	char *problem;     /* the scan's first problem, or NULL */
 	atomic_bool problem_taken;
+	/* frees text, gz and the body itself when not malloc'd (a body mapped from another
+	 * process: privsep.h); NULL: free() */
+	void (*release)(struct sched_body *b);
 };
 
 struct sched_body *sched_body_ref(struct sched_body *b);
@@ -65,6 +68,7 @@ struct sched_waiter {
 	/* the scheduler's */
 	uint64_t target, deadline;
 	struct sched_waiter *next;
+	void *source_data; /* a source other than the scheduler (privsep.h): its answer */
 };
 
 /*
