@@ -11,6 +11,9 @@
 #   AEAD ciphers by default, cipher_suites, curve_preferences, min_version and max_version;
 #   a bad web config at start; privileges after binding (uid, capabilities, no_new_privs,
 #   seccomp) with scrapes still answered; --web.max-connections;
+#   privilege separation: the process holding the accepted connections has no capability,
+#   an unprivileged uid, no_new_privs, its own filter; it is started again when it dies
+#   (SIGSEGV), exits when the scanner dies, and SIGTERM leaves no process;
 #   file safety: FIFOs, devices, symlink loops and symlinks out of a configured directory;
 #   scrapes while cgroups and files come and go; a descriptor limit (RLIMIT_NOFILE) of 16.
 # Certificates are made at test time with openssl in a temporary directory.
@@ -161,6 +164,149 @@ hard_tls_policy() {
 if [ "${HARDENING_ONLY:-}" = tls_policy ]; then
 	fuse_cleanup() { :; } # (defined below, for the cleanup trap; no FUSE here)
 	hard_tls_policy
+	finish
+fi
+
+# ==== privilege separation: the process that speaks HTTP holds nothing ====
+# The scanner keeps the scan's capabilities; the process that accepts connections and parses
+# requests holds none, runs under an unprivileged uid, not dumpable, with a filter stacked on
+# the scanner's. It dies: the scanner starts another at once. SIGTERM: nothing is left.
+# HARDENING_ONLY=privsep (tests/integration/hardening-privsep.sh) runs this block alone.
+capfield() { awk -v f="$1:" '$1 == f { print $2 }' "$2"; } # capfield FIELD STATUS_FILE
+http_children() { cat "/proc/$exporter_pid/task/"*/children 2>/dev/null | xargs; }
+conn_holder() { # conn_holder PORT: the pids holding an accepted connection to 127.0.0.1:PORT
+	local hex ino
+	hex=$(printf '%04X' "$1")
+	# the server side: local 127.0.0.1:PORT, ESTABLISHED (01); 0 while not accepted yet
+	for ino in $(awk -v l="0100007F:$hex" '$2 == l && $4 == "01" && $10 != 0 { print $10 }' /proc/net/tcp); do
+		find /proc/[0-9]*/fd -lname "socket:\[$ino\]" 2>/dev/null
+	done | cut -d/ -f3 | sort -u | xargs
+}
+# the HTTP process of the running exporter: the one child of the scanner, once it has one
+wait_http_child() {
+	local c
+	for _ in $(seq 100); do
+		c=$(http_children)
+		[ -n "$c" ] && [ "$c" != "${1:-}" ] && { echo "$c"; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
+
+hard_privsep() {
+	local child holder st scan uid newchild t0 t1 c rc
+	if [ "$(id -u)" -ne 0 ]; then
+		skip "privilege separation" "needs root to drop privileges"
+		return
+	fi
+	start_exporter || return
+	child=$(wait_http_child) || { fail "privsep: the scanner has no HTTP process"; return; }
+	eq "privsep: one HTTP process, a child of the scanner" "$(wc -w <<<"$child")" 1
+	exec 9<>"/dev/tcp/127.0.0.1/$port" # a connection the server accepted and keeps open
+	for _ in $(seq 40); do
+		holder=$(conn_holder "$port")
+		[ -n "$holder" ] && break
+		sleep 0.05
+	done
+	exec 9<&-
+	eq "privsep: the accepted connection is held by the HTTP process, and only by it" "$holder" "$child"
+	st=/proc/$child/status scan=/proc/$exporter_pid/status
+	for f in CapEff CapPrm CapInh CapAmb; do
+		eq "privsep: HTTP process $f" "$(capfield "$f" "$st")" 0000000000000000
+	done
+	eq "privsep: HTTP process NoNewPrivs" "$(capfield NoNewPrivs "$st")" 1
+	eq "privsep: HTTP process Seccomp (filter mode)" "$(capfield Seccomp "$st")" 2
+	eq "privsep: HTTP process filters: the scanner's and its own" "$(capfield Seccomp_filters "$st")" \
+		$(($(capfield Seccomp_filters "$scan") + 1))
+	uid=$(capfield Uid "$st")
+	[ -n "$uid" ] && [ "$uid" -ne 0 ] && pass "privsep: HTTP process uid $uid, not root" ||
+		fail "privsep: HTTP process uid '$uid'"
+	eq "privsep: HTTP process has the scanner's unprivileged uid" "$uid" "$(capfield Uid "$scan")"
+	c=0
+	for t in "/proc/$child/task/"*/status; do
+		[ "$(capfield CapEff "$t")" = 0000000000000000 ] && [ "$(capfield Seccomp "$t")" = 2 ] || c=1
+	done
+	eq "privsep: every thread of the HTTP process has no capability and the filter" "$c" 0
+	# what its credentials reach (the kernel's answer, for a process with its uid and no caps)
+	if command -v setpriv >/dev/null; then
+		setpriv --reuid="$uid" --regid="$(capfield Gid "$st")" --clear-groups --inh-caps=-all \
+			--bounding-set=-all -- cat /proc/1/environ >/dev/null 2>&1 &&
+			fail "privsep: the HTTP process's credentials read /proc/1/environ" ||
+			pass "privsep: the HTTP process's credentials cannot read /proc/1/environ"
+		setpriv --reuid="$uid" --regid="$(capfield Gid "$st")" --clear-groups --inh-caps=-all \
+			--bounding-set=-all -- ls "/proc/$exporter_pid/fd" >/dev/null 2>&1 &&
+			fail "privsep: the HTTP process's credentials list the scanner's descriptors" ||
+			pass "privsep: the HTTP process's credentials cannot list the scanner's /proc/PID/fd"
+		# not dumpable: even its own uid may not read its memory's neighbours (no ptrace, no core)
+		setpriv --reuid="$uid" --regid="$(capfield Gid "$st")" --clear-groups --inh-caps=-all \
+			--bounding-set=-all -- cat "/proc/$child/environ" >/dev/null 2>&1 &&
+			fail "privsep: a process of the HTTP process's uid reads its /proc/PID/environ" ||
+			pass "privsep: the HTTP process is not dumpable: its uid cannot read its /proc/PID/environ"
+	else
+		skip "privsep: what the HTTP process's credentials reach" "setpriv (util-linux) not installed"
+	fi
+	# CAP_SYS_PTRACE(19) CAP_DAC_READ_SEARCH(2) CAP_FOWNER(3) CAP_CHECKPOINT_RESTORE(40)
+	eq "privsep: the scanner keeps the scan's capabilities" "$(capfield CapEff "$scan")" 000001000008000c
+	eq "privsep: the scanner holds no accepted connection" \
+		"$(grep -wc "$exporter_pid" <<<"$holder")" 0
+	eq "privsep: a scrape through the HTTP process" "$(code "$base/metrics")" 200
+	# the HTTP process dies: a new one serves within seconds, and the restart is counted
+	t0=$(date +%s%N)
+	kill -SEGV "$child"
+	c=000
+	for _ in $(seq 100); do
+		c=$(code --max-time 2 "$base/metrics")
+		[ "$c" = 200 ] && break
+		sleep 0.05
+	done
+	t1=$(date +%s%N)
+	eq "privsep: a scrape succeeds again after the HTTP process died ($(((t1 - t0) / 1000000)) ms)" "$c" 200
+	[ $(((t1 - t0) / 1000000)) -lt 5000 ] && pass "privsep: ... within 5 s" || fail "privsep: the restart took over 5 s"
+	curl -s "$base/metrics" >"$work/privsep.prom"
+	eq "privsep: cachestat_http_restarts_total" "$(metric cachestat_http_restarts_total "$work/privsep.prom")" 1
+	newchild=$(wait_http_child "$child") || newchild=
+	[ -n "$newchild" ] && [ "$newchild" != "$child" ] && ! kill -0 "$child" 2>/dev/null &&
+		pass "privsep: a new HTTP process ($newchild) replaced $child" ||
+		fail "privsep: no new HTTP process (children: '$(http_children)')"
+	eq "privsep: the new HTTP process holds no capability" \
+		"$(capfield CapEff "/proc/$newchild/status" 2>/dev/null)" 0000000000000000
+	grep -q "HTTP process $child was killed by signal 11" "$log" && pass "privsep: the death is logged" ||
+		fail "privsep: the death is not logged"
+	# SIGTERM: both end, the scanner with status 0, nothing left behind
+	kill -TERM "$exporter_pid"
+	wait "$exporter_pid"
+	rc=$?
+	exporter_pid=
+	eq "privsep: SIGTERM: the scanner exits with status 0" "$rc" 0
+	kill -0 "$newchild" 2>/dev/null && fail "privsep: SIGTERM left the HTTP process $newchild" ||
+		pass "privsep: SIGTERM leaves no HTTP process"
+	# the scanner dies: its HTTP process does not serve on, stale
+	start_exporter || return
+	child=$(wait_http_child) || { fail "privsep: no HTTP process"; return; }
+	kill -KILL "$exporter_pid"
+	wait "$exporter_pid" 2>/dev/null
+	exporter_pid=
+	for _ in $(seq 60); do
+		kill -0 "$child" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -0 "$child" 2>/dev/null && { fail "privsep: the HTTP process outlives its scanner"; kill -KILL "$child"; } ||
+		pass "privsep: the HTTP process exits when its scanner is gone"
+	eq "privsep: nothing answers once the scanner is gone" "$(code --max-time 2 "$base/metrics")" 000
+	# --no-security.seccomp: no filter in either process
+	if start_exporter --no-security.seccomp; then
+		child=$(wait_http_child) || child=
+		eq "privsep: --no-security.seccomp, the scanner" "$(capfield Seccomp "/proc/$exporter_pid/status")" 0
+		eq "privsep: --no-security.seccomp, the HTTP process" "$(capfield Seccomp "/proc/$child/status" 2>/dev/null)" 0
+		eq "privsep: --no-security.seccomp, the HTTP process still holds no capability" \
+			"$(capfield CapEff "/proc/$child/status" 2>/dev/null)" 0000000000000000
+	fi
+	stop_exporter
+}
+if [ "${HARDENING_ONLY:-}" = privsep ]; then
+	fuse_cleanup() { :; } # (defined below, for the cleanup trap; no FUSE here)
+	metric() { sed -n "s/^$1 //p" "$2" | head -n 1; }
+	hard_privsep
 	finish
 fi
 
@@ -1136,22 +1282,24 @@ hard_auth() {
 
 # Self metrics against /proc, request counters against the requests made, and gzip.
 hard_selfmetrics() {
-	local fds rss rss_proc start start_proc n404
+	local fds rss rss_proc start start_proc n404 hp
 	if ! start_exporter; then return; fi
+	# the process_* series are the HTTP process's, which renders them
+	hp=$(wait_http_child) || { fail "selfmetrics: no HTTP process"; return; }
 	for _ in 1 2 3; do code "$base/nope" >/dev/null; done
 	curl -s "$base/metrics" >"$work/self.prom"
 	fds=$(metric process_open_fds "$work/self.prom")
-	n=$(ls "/proc/$exporter_pid/fd" | wc -l)
+	n=$(ls "/proc/$hp/fd" | wc -l)
 	[ -n "$fds" ] && [ $((fds - n)) -le 2 ] && [ $((n - fds)) -le 2 ] &&
 		pass "process_open_fds $fds (/proc: $n)" || fail "process_open_fds '$fds', /proc has $n"
 	eq "process_max_fds" "$(metric process_max_fds "$work/self.prom")" \
-		"$(awk '/^Max open files/ { print $4 }' "/proc/$exporter_pid/limits")"
+		"$(awk '/^Max open files/ { print $4 }' "/proc/$hp/limits")"
 	rss=$(metric process_resident_memory_bytes "$work/self.prom")
-	rss_proc=$(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$exporter_pid/status")
+	rss_proc=$(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$hp/status")
 	[ -n "$rss" ] && echo "$rss > $rss_proc * 0.7 && $rss < $rss_proc * 1.3" | bc | grep -q 1 &&
 		pass "process_resident_memory_bytes $rss (VmRSS $rss_proc)" || fail "process_resident_memory_bytes '$rss', VmRSS $rss_proc"
 	start=$(metric process_start_time_seconds "$work/self.prom")
-	start_proc=$(date -d "$(ps -o lstart= -p "$exporter_pid")" +%s)
+	start_proc=$(date -d "$(ps -o lstart= -p "$hp")" +%s)
 	[ -n "$start" ] && echo "$start - $start_proc < 2 && $start_proc - $start < 2" | bc | grep -q 1 &&
 		pass "process_start_time_seconds $start (ps: $start_proc)" || fail "process_start_time_seconds '$start', ps says $start_proc"
 	grep -q '^process_cpu_seconds_total [0-9]' "$work/self.prom" && pass "process_cpu_seconds_total" ||
@@ -1173,6 +1321,7 @@ hard_selfmetrics() {
 	stop_exporter
 }
 
+hard_privsep
 hard_hung_fuse
 hard_slow_clients
 hard_auth
