@@ -293,6 +293,26 @@ hard_privsep() {
 	kill -0 "$child" 2>/dev/null && { fail "privsep: the HTTP process outlives its scanner"; kill -KILL "$child"; } ||
 		pass "privsep: the HTTP process exits when its scanner is gone"
 	eq "privsep: nothing answers once the scanner is gone" "$(code --max-time 2 "$base/metrics")" 000
+	# as the unit starts it: the unprivileged user with the four as ambient capabilities
+	local four=+sys_ptrace,+dac_read_search,+fowner,+checkpoint_restore
+	if ! command -v setpriv >/dev/null; then
+		skip "privsep: started with ambient capabilities" "setpriv (util-linux) not installed"
+	elif wrap=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps="$four" --ambient-caps="$four" --) &&
+		start_exporter; then
+		wrap=()
+		child=$(wait_http_child) || child=
+		st=/proc/$child/status
+		eq "privsep: ambient start, the scanner keeps the four" \
+			"$(capfield CapEff "/proc/$exporter_pid/status")" 000001000008000c
+		eq "privsep: ambient start, the HTTP process has the same uid" "$(capfield Uid "$st")" 65534
+		eq "privsep: ambient start, the HTTP process's ambient set" "$(capfield CapAmb "$st")" 0000000000000000
+		eq "privsep: ambient start, the HTTP process's effective set" "$(capfield CapEff "$st")" 0000000000000000
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all -- \
+			cat "/proc/$child/environ" >/dev/null 2>&1 &&
+			fail "privsep: ambient start, the HTTP process's uid reads its /proc/PID/environ (dumpable)" ||
+			pass "privsep: ambient start, the HTTP process is not dumpable"
+		eq "privsep: ambient start, a scrape" "$(code "$base/metrics")" 200
+	fi
 	# --no-security.seccomp: no filter in either process
 	if start_exporter --no-security.seccomp; then
 		child=$(wait_http_child) || child=
