@@ -877,6 +877,14 @@ static void request_completed(void *cls, struct MHD_Connection *conn, void **req
 	(void)toe;
 	if (!req)
 		return;
+	if (req->waiting) {
+		/* woken, but the client left before its answer: what the source holds for it goes */
+		struct sched_body *b = NULL;
+		bool stale;
+
+		if (s->src.take(s->src.impl, &req->w, &b, &stale) == 0)
+			sched_body_unref(b);
+	}
 	if (req->counted)
 		atomic_fetch_sub(&s->in_flight, 1);
 	pthread_mutex_destroy(&req->lock);
