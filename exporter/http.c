@@ -722,7 +722,8 @@ static void scrape_reply_free(void *cls)
 	free(r);
 }
 
-/* The self metrics of this scrape as text, gzipped when gz. Returns 0 or -errno. */
+/* The self metrics of this scrape as text, or as the end of b's gzip member when gz. Returns 0
+ * or -errno. */
 static int self_tail(struct http_server *s, const struct sched_body *b, bool gz, void **ret,
 		     size_t *ret_len)
 {
@@ -744,8 +745,8 @@ static int self_tail(struct http_server *s, const struct sched_body *b, bool gz,
 	r = selfmetrics_render(f, &m, &s->proc);
 	if (fclose(TAKE_PTR(f)) != 0 || r < 0)
 		return -ENOMEM;
-	if (gz)
-		return sched_gzip(text, len, (unsigned char **)ret, ret_len);
+	if (gz) /* the end of the body's gzip member */
+		return sched_gzip_end(b->crc, b->len, text, len, (unsigned char **)ret, ret_len);
 	*ret = TAKE_PTR(text);
 	*ret_len = len;
 	return 0;

@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "util.h"
 
@@ -78,6 +79,7 @@ static int map_body(const struct privsep_answer *a, int fds[2], struct sched_bod
 	b->len = a->text_len;
 	b->gz = (unsigned char *)(uintptr_t)gz;
 	b->gz_len = a->gz_len;
+	b->crc = (uint32_t)crc32(0, (const Bytef *)b->text, (uInt)b->len); /* once per scan */
 	b->release = mapped_release;
 	*ret = b;
 	return 0;

@@ -6,8 +6,9 @@
  * snapshot no older than this scrape may wait, or the latest as it is (HEAD)", the scanner
  * side answers from its scheduler with the body as sealed memfds (F_SEAL_WRITE, SHRINK and
  * GROW: the content cannot change nor the file shrink under the reader's mapping), passed
- * with SCM_RIGHTS: the text and, when compression worked, its gzip member. The HTTP side maps
- * them read-only; a body is shared memory, rendered and gzipped once per scan.
+ * with SCM_RIGHTS: the text and, when compression worked, the open start of its gzip member
+ * (scheduler.h: each scrape ends it). The HTTP side maps them read-only; a body is shared
+ * memory, rendered and gzipped once per scan.
  *
  * Every message has one fixed size; anything else (shorter, longer, a wrong magic or type,
  * descriptors where none belong, a body over PRIVSEP_MAX_BODY, a memfd that is not sealed or

@@ -253,6 +253,16 @@ hard_privsep() {
 	eq "privsep: the scanner holds no accepted connection" \
 		"$(grep -wc "$exporter_pid" <<<"$holder")" 0
 	eq "privsep: a scrape through the HTTP process" "$(code "$base/metrics")" 200
+	# the body from the scanner's memfd, then the HTTP process's own series as a second gzip
+	# member: curl --compressed and python's gzip read both members
+	curl -s --compressed "$base/metrics" >"$work/privsep-curl.prom"
+	curl -s -H 'Accept-Encoding: gzip' "$base/metrics" >"$work/privsep.gz"
+	"$py" -c 'import gzip, sys; sys.stdout.write(gzip.decompress(open(sys.argv[1], "rb").read()).decode())' \
+		"$work/privsep.gz" >"$work/privsep-py.prom" 2>/dev/null
+	for f in privsep-curl privsep-py; do
+		eq "privsep: gzip ($f): the scanner's series and the HTTP process's" \
+			"$(grep -c -e '^cachestat_build_info{' -e '^process_open_fds ' -e '^cachestat_http_restarts_total ' "$work/$f.prom")" 3
+	done
 	# the HTTP process dies: a new one serves within seconds, and the restart is counted
 	t0=$(date +%s%N)
 	kill -SEGV "$child"

@@ -246,16 +246,28 @@ static void test_server_client(void **state)
 	assert_int_equal(b->len, local->len);
 	assert_memory_equal(b->text, local->text, b->len);
 	assert_non_null(strstr(b->text, "cachestat_build_info"));
-	/* the gzip member decodes to the text (zlib, gzip wrapper) */
+	/* the gzip member, ended as a scrape ends it, decodes to the text; zlib checks the
+	 * trailer's CRC-32 (of the mapped text) and length */
 	assert_non_null(b->gz);
 	{
-		z_stream z = { .next_in = b->gz, .avail_in = (uInt)b->gz_len, .next_out = plain,
-			       .avail_out = (uInt)plain_len };
+		unsigned char *end = NULL, *all;
+		size_t end_len = 0;
+		z_stream z = { 0 };
 
+		assert_int_equal(sched_gzip_end(b->crc, b->len, "", 0, &end, &end_len), 0);
+		all = malloc(b->gz_len + end_len);
+		assert_non_null(all);
+		memcpy(all, b->gz, b->gz_len);
+		memcpy(all + b->gz_len, end, end_len);
+		z = (z_stream){ .next_in = all, .avail_in = (uInt)(b->gz_len + end_len),
+				.next_out = plain, .avail_out = (uInt)plain_len };
 		assert_int_equal(inflateInit2(&z, 16 + 15), Z_OK);
 		assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
 		assert_int_equal(z.total_out, b->len);
+		assert_int_equal(z.avail_in, 0);
 		inflateEnd(&z);
+		free(all);
+		free(end);
 	}
 	assert_memory_equal(plain, b->text, b->len);
 	privsep_client_counters(c, &stuck, &restarts);
