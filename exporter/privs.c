@@ -239,11 +239,13 @@ int privs_drop_all(char **ret_error)
 }
 
 /*
- * What the daemon calls once it serves: memory, threads (libmicrohttpd starts one per
- * connection), signals, the sockets it was handed (accept, TLS records), the scan (cgroup and
- * proc files, directory walks, cachestat), time and randomness (TLS). No exec, no new sockets,
- * no ptrace, no mounts, no chmod/chown/utimes/xattrs (which CAP_FOWNER would allow). Calls
- * with arguments worth restricting (open flags, clone flags, prctl) are added below.
+ * What the scanner calls once it runs: memory, threads (scans, the timer, a reader per HTTP
+ * process), signals, the scan (cgroup and proc files, directory walks, overlay xattrs read,
+ * cachestat), starting an HTTP process and talking to it, time. The calls of libmicrohttpd and
+ * TLS stay allowed: the HTTP process inherits this filter and stacks its own, and a call passes
+ * only when both allow it. No exec, no new sockets but an AF_UNIX pair, no ptrace, no mounts, no
+ * chmod/chown/utimes/setxattr (which CAP_FOWNER would allow). Calls with arguments worth
+ * restricting (open flags, clone flags, prctl) are added below.
  *
  * What it cannot stop: with CAP_SYS_PTRACE, a subverted daemon could still reopen another
  * process's files through /proc/PID/fd and read its memory through /proc/PID/mem (read-only
