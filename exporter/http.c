@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "render.h"
@@ -76,7 +77,12 @@ struct http_server {
 	size_t n_daemons;
 	char *telemetry_path;
 	char *landing;
-	struct scheduler *sched;
+	struct http_options opts;  /* as given to http_listen() */
+	struct http_source src;    /* set by http_serve() */
+	bool serving;
+	int *listen_fds;           /* bound, not yet handed to a daemon: -1 once handed */
+	size_t n_listen_fds;
+	struct selfmetrics_proc proc; /* this process's /proc files, opened by http_serve() */
 	unsigned max_requests;
 	atomic_uint in_flight;
 	atomic_uint_fast64_t requests[SELFMETRICS_N_CODES];
@@ -297,7 +303,7 @@ static uint64_t mono_ns(void)
  * per change; so is a change that would switch TLS on or off, which needs a restart (the
  * listeners are made for one or the other).
  */
-static void reload_if_changed(struct http_server *s)
+static bool reload_if_changed(struct http_server *s)
 {
 	struct file_id now[4], seen[4], loaded[4];
 	struct web_state *st = NULL, *old;
@@ -321,7 +327,7 @@ static void reload_if_changed(struct http_server *s)
 	for (size_t i = 0; i < n_now && !changed; i++)
 		changed = !file_id_equal(&now[i], &seen[i]);
 	if (!changed)
-		return;
+		return false;
 
 	/* What failed is not tried again until it changes: keep the ids of this check. */
 	r = web_load(s->web_config_file, &st, loaded, &n_loaded, &err);
@@ -351,6 +357,7 @@ static void reload_if_changed(struct http_server *s)
 		log_info("web config reloaded from %s (%s, %zu basic auth users)", s->web_config_file,
 			 s->tls ? "TLS" : "plain HTTP", st->wc ? st->wc->n_users : 0);
 	}
+	return st != NULL;
 }
 
 static void maybe_reload(struct http_server *s)
@@ -358,7 +365,8 @@ static void maybe_reload(struct http_server *s)
 	uint64_t t = mono_ns();
 	bool expect = false;
 
-	if (!s->web_config_file || t < atomic_load(&s->next_check_ns))
+	if (!s->web_config_file || s->opts.web_config_watched_elsewhere ||
+	    t < atomic_load(&s->next_check_ns))
 		return;
 	if (!atomic_compare_exchange_strong(&s->reloading, &expect, true))
 		return;
@@ -714,30 +722,31 @@ static void scrape_reply_free(void *cls)
 	free(r);
 }
 
-/* The self metrics of this scrape as text, gzipped when gz. Returns 0 or -errno. */
+/* The self metrics of this scrape as text, or as the end of b's gzip member when gz. Returns 0
+ * or -errno. */
 static int self_tail(struct http_server *s, const struct sched_body *b, bool gz, void **ret,
 		     size_t *ret_len)
 {
 	struct selfmetrics m = {
 		.in_flight = atomic_load(&s->in_flight),
 		.snapshot_age_seconds = b ? (double)(scheduler_now_ns() - b->done_ns) / 1e9 : NAN,
-		.scans_stuck_total = scheduler_stuck_total(s->sched),
 	};
 	_cleanup_free_ char *text = NULL;
 	_cleanup_fclose_ FILE *f = NULL;
 	size_t len = 0;
 	int r;
 
+	s->src.counters(s->src.impl, &m.scans_stuck_total, &m.http_restarts_total);
 	for (unsigned i = 0; i < SELFMETRICS_N_CODES; i++)
 		m.requests[i] = atomic_load(&s->requests[i]);
 	f = open_memstream(&text, &len);
 	if (!f)
 		return -ENOMEM;
-	r = selfmetrics_render(f, &m, "/proc");
+	r = selfmetrics_render(f, &m, &s->proc);
 	if (fclose(TAKE_PTR(f)) != 0 || r < 0)
 		return -ENOMEM;
-	if (gz)
-		return sched_gzip(text, len, (unsigned char **)ret, ret_len);
+	if (gz) /* the end of the body's gzip member */
+		return sched_gzip_end(b->crc, b->len, text, len, (unsigned char **)ret, ret_len);
 	*ret = TAKE_PTR(text);
 	*ret_len = len;
 	return 0;
@@ -811,7 +820,7 @@ static enum MHD_Result scrape_answer(struct http_server *s, struct request *req,
 	bool stale = false;
 	int r;
 
-	r = scheduler_take(s->sched, &req->w, &b, &stale);
+	r = s->src.take(s->src.impl, &req->w, &b, &stale);
 	if (r == 0 && b->problem && !atomic_exchange(&b->problem_taken, true))
 		log_warn("scan: %s", b->problem);
 	if (r == 0 && stale)
@@ -844,7 +853,7 @@ static enum MHD_Result scrape(struct http_server *s, struct request *req, bool h
 			    "503 too many scrapes at once (--web.max-requests)\n", st);
 	req->w = (struct sched_waiter){ .wake = request_wake, .userdata = req };
 	pthread_mutex_lock(&req->lock);
-	r = scheduler_enqueue(s->sched, scrape_budget_ns(req->conn), !head, &req->w);
+	r = s->src.enqueue(s->src.impl, scrape_budget_ns(req->conn), !head, &req->w);
 	if (r == 0) {
 		req->waiting = true;
 		MHD_suspend_connection(req->conn);
@@ -869,6 +878,14 @@ static void request_completed(void *cls, struct MHD_Connection *conn, void **req
 	(void)toe;
 	if (!req)
 		return;
+	if (req->waiting) {
+		/* woken, but the client left before its answer: what the source holds for it goes */
+		struct sched_body *b = NULL;
+		bool stale;
+
+		if (s->src.take(s->src.impl, &req->w, &b, &stale) == 0)
+			sched_body_unref(b);
+	}
 	if (req->counted)
 		atomic_fetch_sub(&s->in_flight, 1);
 	pthread_mutex_destroy(&req->lock);
@@ -1080,19 +1097,6 @@ static void http_stopp(struct http_server **s)
 	http_stop(*s);
 }
 
-/* Listening sockets not yet handed to a daemon. */
-struct fd_list {
-	int *fds;
-	size_t n;
-};
-
-static void fd_list_done(struct fd_list *l)
-{
-	for (size_t i = 0; i < l->n; i++)
-		closep(&l->fds[i]);
-	free(l->fds);
-}
-
 /*
  * Per process, once: glibc's malloc arenas capped. Each thread that allocates would get an
  * arena of its own, up to 8 per core, each keeping its peak.
@@ -1103,8 +1107,7 @@ static void process_limits(void)
 }
 
 /* The server without its listeners; ip slots for every connection it may hold. */
-static int server_new(const struct http_options *opts, struct scheduler *sched,
-		      struct http_server **ret)
+static int server_new(const struct http_options *opts, struct http_server **ret)
 {
 	_cleanup_(http_stopp) struct http_server *s = calloc(1, sizeof(*s));
 
@@ -1112,14 +1115,16 @@ static int server_new(const struct http_options *opts, struct scheduler *sched,
 		return -ENOMEM;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->ip_lock, NULL);
-	s->sched = sched;
+	s->opts = *opts;
+	s->proc = (struct selfmetrics_proc){ -1, -1, -1 };
 	s->max_requests = opts->max_requests;
 	s->per_ip_limit = opts->per_ip_limit;
 	s->n_ip_slots = (size_t)opts->connection_limit * (opts->n_listen_addresses + 1);
 	s->ip_slots = calloc(s->n_ip_slots, sizeof(*s->ip_slots));
 	s->telemetry_path = strdup(opts->telemetry_path);
 	s->daemons = calloc(opts->n_listen_addresses + 1, sizeof(*s->daemons));
-	if (!s->ip_slots || !s->telemetry_path || !s->daemons)
+	s->listen_fds = calloc(opts->n_listen_addresses + 1, sizeof(*s->listen_fds));
+	if (!s->ip_slots || !s->telemetry_path || !s->daemons || !s->listen_fds)
 		return -ENOMEM;
 	if (asprintf(&s->landing,
 		     "<html>\n<head><title>cachestat exporter</title></head>\n<body>\n"
@@ -1158,11 +1163,9 @@ static int server_web_config(struct http_server *s, const char *file, char **ret
 	return 0;
 }
 
-int http_start(const struct http_options *opts, struct scheduler *sched,
-	       struct http_server **ret, char **ret_error)
+int http_listen(const struct http_options *opts, struct http_server **ret, char **ret_error)
 {
 	_cleanup_(http_stopp) struct http_server *s = NULL;
-	_cleanup_(fd_list_done) struct fd_list fds = { NULL, 0 };
 	int r;
 
 	*ret_error = NULL;
@@ -1172,53 +1175,136 @@ int http_start(const struct http_options *opts, struct scheduler *sched,
 	if (opts->connection_limit == 0)
 		return fail(ret_error, "the connection limit must be at least 1");
 	process_limits();
-	r = server_new(opts, sched, &s);
+	r = server_new(opts, &s);
 	if (r < 0)
 		return r;
 	r = server_web_config(s, opts->web_config_file, ret_error);
 	if (r < 0)
 		return r;
-	fds.fds = calloc(opts->n_listen_addresses + 1, sizeof(*fds.fds));
-	if (!fds.fds)
-		return -ENOMEM;
 	for (size_t i = 0; i < opts->n_listen_addresses; i++) {
 		r = listen_on(opts->listen_addresses[i], ret_error);
 		if (r < 0)
 			return r;
-		fds.fds[fds.n++] = r;
-	}
-	if (opts->after_bind) {
-		r = opts->after_bind(opts->after_bind_userdata);
-		if (r < 0)
-			return r;
-	}
-	for (size_t i = 0; i < fds.n; i++) {
-		struct MHD_Daemon *d = start_one(s, opts, fds.fds[i], s->state);
-
-		if (!d)
-			return fail(ret_error, "cannot serve on \"%s\"%s", opts->listen_addresses[i],
-				    s->tls ? " with TLS" : "");
-		fds.fds[i] = -1; /* the daemon owns it now */
-		s->daemons[s->n_daemons++] = d;
+		s->listen_fds[s->n_listen_fds++] = r;
 	}
 	*ret = TAKE_PTR(s);
 	return 0;
+}
+
+int http_serve(struct http_server *s, const struct http_source *src, char **ret_error)
+{
+	int r;
+
+	*ret_error = NULL;
+	s->src = *src;
+	s->serving = true;
+	r = selfmetrics_proc_open("/proc", &s->proc);
+	if (r < 0)
+		return fail(ret_error, "cannot open this process's /proc files: %s", strerror(-r));
+	if (s->opts.after_bind) {
+		r = s->opts.after_bind(s->opts.after_bind_userdata);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < s->n_listen_fds; i++) {
+		struct MHD_Daemon *d = start_one(s, &s->opts, s->listen_fds[i], s->state);
+
+		if (!d)
+			return fail(ret_error, "cannot serve on \"%s\"%s", s->opts.listen_addresses[i],
+				    s->tls ? " with TLS" : "");
+		s->listen_fds[i] = -1; /* the daemon owns it now */
+		s->daemons[s->n_daemons++] = d;
+	}
+	return 0;
+}
+
+size_t http_listen_fds(const struct http_server *s, const int **ret)
+{
+	*ret = s->listen_fds;
+	return s->n_listen_fds;
+}
+
+bool http_web_config_check(struct http_server *s)
+{
+	return s->web_config_file && !s->serving && reload_if_changed(s);
+}
+
+static int sched_enqueue(void *impl, uint64_t budget_ns, bool scan, struct sched_waiter *w)
+{
+	return scheduler_enqueue(impl, budget_ns, scan, w);
+}
+
+static int sched_take(void *impl, const struct sched_waiter *w, struct sched_body **ret,
+		      bool *ret_stale)
+{
+	return scheduler_take(impl, w, ret, ret_stale);
+}
+
+static void sched_wake_all(void *impl)
+{
+	scheduler_wake_all(impl);
+}
+
+static void sched_counters(void *impl, uint64_t *ret_stuck, uint64_t *ret_restarts)
+{
+	*ret_stuck = scheduler_stuck_total(impl);
+	*ret_restarts = 0;
+}
+
+int http_start(const struct http_options *opts, struct scheduler *sched,
+	       struct http_server **ret, char **ret_error)
+{
+	_cleanup_(http_stopp) struct http_server *s = NULL;
+	const struct http_source src = { .enqueue = sched_enqueue, .take = sched_take,
+					 .wake_all = sched_wake_all, .counters = sched_counters,
+					 .impl = sched };
+	int r;
+
+	r = http_listen(opts, &s, ret_error);
+	if (r < 0)
+		return r;
+	r = http_serve(s, &src, ret_error);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+void http_quiesce(struct http_server *s, uint64_t timeout_ns)
+{
+	uint64_t end = mono_ns() + timeout_ns;
+
+	for (size_t i = 0; i < s->n_daemons; i++) {
+		MHD_socket fd = MHD_quiesce_daemon(s->daemons[i]);
+
+		if (fd != MHD_INVALID_SOCKET)
+			close(fd);
+	}
+	while (atomic_load(&s->in_flight) > 0 && mono_ns() < end) {
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
 }
 
 void http_stop(struct http_server *s)
 {
 	if (!s)
 		return;
-	if (s->sched)
-		scheduler_wake_all(s->sched); /* no scrape may stay suspended */
+	if (s->src.wake_all)
+		s->src.wake_all(s->src.impl); /* no scrape may stay suspended */
 	for (size_t i = 0; i < s->n_daemons; i++)
 		MHD_stop_daemon(s->daemons[i]);
+	for (size_t i = 0; i < s->n_listen_fds; i++)
+		closep(&s->listen_fds[i]);
+	selfmetrics_proc_close(&s->proc);
 	state_put(s->state);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->ip_lock);
 	free(s->ip_slots);
 	free(s->web_config_file);
 	free(s->daemons);
+	free(s->listen_fds);
 	free(s->telemetry_path);
 	free(s->landing);
 	free(s);

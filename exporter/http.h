@@ -9,9 +9,26 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "scheduler.h"
+
+/*
+ * Where the scrapes' bodies come from: the scheduler of this process (http_start), or the
+ * scanner process through privsep.h. The calls mean what scheduler_enqueue(),
+ * scheduler_take() and scheduler_wake_all() mean.
+ */
+struct http_source {
+	int (*enqueue)(void *impl, uint64_t budget_ns, bool scan, struct sched_waiter *w);
+	int (*take)(void *impl, const struct sched_waiter *w, struct sched_body **ret,
+		    bool *ret_stale);
+	void (*wake_all)(void *impl);
+	/* cachestat_scans_stuck_total and cachestat_http_restarts_total */
+	void (*counters)(void *impl, uint64_t *ret_stuck, uint64_t *ret_restarts);
+	void *impl;
+};
 
 struct http_options {
 	const char *const *listen_addresses; /* "host:port", "[v6]:port" or ":port" */
@@ -26,9 +43,13 @@ struct http_options {
 				      * 0: no limit */
 	unsigned max_requests;       /* scrapes answered at once, beyond: 503; 0: no limit */
 	/* Called once every socket is bound and before any thread starts (privileges are
-	 * dropped there); a negative return stops http_start with that error. May be NULL. */
+	 * dropped there); a negative return stops http_start or http_serve with that error.
+	 * May be NULL. */
 	int (*after_bind)(void *userdata);
 	void *after_bind_userdata;
+	/* The web config is watched by another process, which restarts this one when it
+	 * changes (http_web_config_check()): this one never reads files once it serves. */
+	bool web_config_watched_elsewhere;
 };
 
 #define HTTP_DEFAULT_CONNECTION_LIMIT 1024
@@ -56,6 +77,32 @@ struct http_server;
  */
 int http_start(const struct http_options *opts, struct scheduler *sched,
 	       struct http_server **ret, char **ret_error);
+
+/*
+ * http_start() in two steps, for a server in another process than its scheduler:
+ * http_listen() checks the options, loads the web config and binds every address (no thread
+ * starts); http_serve() opens what the self metrics read in /proc, calls opts->after_bind
+ * and starts the listeners' threads, answering from src (copied). Both return 0, or -errno
+ * with *ret_error (caller frees). opts must outlive the server.
+ */
+int http_listen(const struct http_options *opts, struct http_server **ret, char **ret_error);
+int http_serve(struct http_server *s, const struct http_source *src, char **ret_error);
+
+/* The listening sockets of a server that does not serve yet. Returns how many. */
+size_t http_listen_fds(const struct http_server *s, const int **ret);
+
+/*
+ * For a server that does not serve: loads the web config again when it or a file it names
+ * changed since the last call. Returns true when it did (the next http_serve() uses it); a bad
+ * file, or one that switches TLS on or off, is logged once per change and kept out.
+ */
+bool http_web_config_check(struct http_server *s);
+
+/*
+ * Stops accepting connections and waits, at most timeout_ns, for the scrapes in progress to
+ * be answered. The listening sockets are closed.
+ */
+void http_quiesce(struct http_server *s, uint64_t timeout_ns);
 
 void http_stop(struct http_server *s);
 

@@ -24,8 +24,10 @@
 #include "skiplog.h"
 #include "pagecache.h"
 #include "privs.h"
+#include "privsep.h"
 #include "registry.h"
 #include "scheduler.h"
+#include "supervise.h"
 #include "render.h"
 #include "util.h"
 #include "version.h"
@@ -73,8 +75,9 @@ static void args_init(struct args *a)
 		.max_connections = HTTP_DEFAULT_CONNECTION_LIMIT,
 		.max_connections_per_ip = HTTP_DEFAULT_PER_IP_LIMIT,
 		.connection_timeout = HTTP_DEFAULT_CONNECTION_TIMEOUT,
-		.user = "nobody",
+		.user = NULL, /* privs_default_user() */
 		.drop_privileges = true,
+		.seccomp = true,
 	};
 	for (size_t i = 0; i < registry_count(); i++)
 		a->enable[i] = registry_get(i)->default_on;
@@ -138,10 +141,12 @@ static void usage_tail(FILE *f)
 	      "  --format=text|json         output of --once (default text)\n"
 	      "  --log.level=LEVEL          debug, info, warn or error (default info)\n"
 	      "  --security.user=USER       started as root, run as USER once listening\n"
-	      "                             (default nobody), keeping only the capabilities\n"
-	      "                             the scan needs\n"
+	      "                             (default cachestat-exporter where that user exists,\n"
+	      "                             else nobody), keeping only the capabilities the scan\n"
+	      "                             needs; the HTTP process keeps none\n"
 	      "  --no-security.drop-privileges  keep every privilege (not recommended)\n"
-	      "  --security.seccomp         refuse every system call the daemon does not make\n"
+	      "  --[no-]security.seccomp    refuse every system call the scanner and the HTTP\n"
+	      "                             process do not make (default on)\n"
 	      "  --version                  print the version and exit\n"
 	      "  -h, --help                 this help\n"
 	      "\n"
@@ -174,6 +179,7 @@ enum {
 	OPT_USER,
 	OPT_NO_DROP,
 	OPT_SECCOMP,
+	OPT_NO_SECCOMP,
 	OPT_FS_TYPES_EXCLUDE,
 	OPT_SCAN_MIN_INTERVAL,
 	OPT_COLLECTOR_ON = 512,  /* + registry index */
@@ -192,6 +198,7 @@ static const struct option fixed_options[] = {
 	{ "security.user", required_argument, NULL, OPT_USER },
 	{ "no-security.drop-privileges", no_argument, NULL, OPT_NO_DROP },
 	{ "security.seccomp", no_argument, NULL, OPT_SECCOMP },
+	{ "no-security.seccomp", no_argument, NULL, OPT_NO_SECCOMP },
 	{ "config.file", required_argument, NULL, OPT_CONFIG },
 	{ "scan.min-interval", required_argument, NULL, OPT_SCAN_MIN_INTERVAL },
 	{ "path.cgroupfs", required_argument, NULL, OPT_CGROUPFS },
@@ -330,6 +337,9 @@ static int parse_plain_flag(int c, const char *arg, struct args *a)
 	case OPT_SECCOMP:
 		a->seccomp = true;
 		return 0;
+	case OPT_NO_SECCOMP:
+		a->seccomp = false;
+		return 0;
 	case OPT_CGROUPFS:
 		a->cgroupfs = arg;
 		a->cgroupfs_given = true;
@@ -442,28 +452,28 @@ static void log_privs(const struct args *a, const struct privs_result *res)
 		snprintf(list + strlen(list), sizeof(kept) - strlen(list), "%s%s",
 			 list[0] ? "," : "", privs_caps[i].name);
 	}
-	log_info("privileges dropped%s%s; capabilities kept: %s", res->changed_user ? ", running as " : "",
-		 res->changed_user ? a->user : "", kept[0] ? kept : "none");
+	log_info("scanner: privileges dropped%s%s; capabilities kept: %s",
+		 res->changed_user ? ", running as " : "", res->changed_user ? res->user : "",
+		 kept[0] ? kept : "none");
 	if (missing[0])
 		log_info("capabilities not held (some files may be skipped): %s", missing);
 	if (res->stayed_root)
 		log_info("running as root: without CAP_SETUID and CAP_SETGID the uid cannot "
-			 "change to %s", a->user);
+			 "change to %s", a->user ? a->user : privs_default_user());
 }
 
 /*
  * Once the sockets are bound and before any thread starts: drop to the capabilities the scan
- * needs (and to --security.user when root), then the optional seccomp filter.
+ * needs (and to --security.user when root), then the scanner's seccomp filter.
  */
-static int after_bind(void *userdata)
+static int after_bind(const struct args *a)
 {
-	const struct args *a = userdata;
 	struct privs_result res;
 	_cleanup_free_ char *err = NULL;
 	int r;
 
 	if (a->drop_privileges) {
-		r = privs_drop(a->user, &res, &err);
+		r = privs_drop(a->user ? a->user : privs_default_user(), &res, &err);
 		if (r < 0) {
 			log_error("dropping privileges: %s", err ? err : strerror(-r));
 			return r;
@@ -478,9 +488,24 @@ static int after_bind(void *userdata)
 			log_error("%s", err ? err : strerror(-r));
 			return r;
 		}
-		log_info("seccomp filter installed");
+		log_info("scanner: seccomp filter installed");
 	}
 	return 0;
+}
+
+/* In the HTTP process, its capabilities gone, before its threads start: its own filter. */
+static int http_process_filter(void *userdata)
+{
+	const struct args *a = userdata;
+	_cleanup_free_ char *err = NULL;
+	int r;
+
+	if (!a->seccomp)
+		return 0;
+	r = privs_seccomp_http(&err);
+	if (r < 0)
+		log_error("HTTP process: %s", err ? err : strerror(-r));
+	return r;
 }
 
 /* Loads the config (the defaults without a path); *ret_error says why not (caller frees). */
@@ -530,43 +555,29 @@ static int run_once(struct collector *c, enum format format)
 	return r;
 }
 
-/* The main thread waits for signals; the HTTP threads never see them. */
-static void serve(struct collector *c, const struct args *a)
+/* SIGHUP: the config file again; a bad one keeps the running config. */
+static void reload_config(struct collector *c, const struct args *a)
 {
-	sigset_t set;
+	_cleanup_free_ char *err = NULL;
+	struct config *cfg;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	for (;;) {
-		int sig = sigwaitinfo(&set, NULL);
-
-		if (sig < 0)
-			continue; /* EINTR */
-		if (sig == SIGHUP) {
-			_cleanup_free_ char *err = NULL;
-			struct config *cfg;
-
-			if (!a->config_file) {
-				log_info("SIGHUP: no --config.file to reload");
-				continue;
-			}
-			if (load_config(a->config_file, &cfg, &err) < 0) {
-				log_warn("config reload failed, keeping the running config: %s",
-					 err ? err : "out of memory");
-				continue;
-			}
-			collector_set_config(c, cfg);
-			log_info("config reloaded from %s", a->config_file);
-			continue;
-		}
-		log_info("received %s, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	if (!a->config_file) {
+		log_info("SIGHUP: no --config.file to reload");
 		return;
 	}
+	if (load_config(a->config_file, &cfg, &err) < 0) {
+		log_warn("config reload failed, keeping the running config: %s",
+			 err ? err : "out of memory");
+		return;
+	}
+	collector_set_config(c, cfg);
+	log_info("config reloaded from %s", a->config_file);
 }
 
-/* Blocks the signals before any thread starts, so that only sigwaitinfo() sees them. */
+/*
+ * Blocks the signals before any thread starts, so that only the main thread's sigwaitinfo()
+ * sees them, in the scanner and in the HTTP process.
+ */
 static void block_signals(void)
 {
 	sigset_t set;
@@ -575,6 +586,8 @@ static void block_signals(void)
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SUPERVISE_RETIRE_SIGNAL);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
@@ -663,6 +676,50 @@ static int make_collector(struct args *a, struct collector **ret)
 	return r;
 }
 
+struct daemon_ctx {
+	struct collector *c;
+	const struct args *a;
+};
+
+static void on_hup(void *userdata)
+{
+	const struct daemon_ctx *d = userdata;
+
+	reload_config(d->c, d->a);
+}
+
+/* The HTTP processes, until SIGINT or SIGTERM: after the scanner dropped its privileges. */
+static int supervise(struct http_server *srv, struct scheduler *sched, struct daemon_ctx *d)
+{
+	struct privsep_server *ps = NULL;
+	struct supervisor *sv = NULL;
+	struct supervise_options so;
+	int r;
+
+	r = after_bind(d->a);
+	if (r < 0)
+		return r;
+	r = privsep_server_new(sched, &ps);
+	if (r < 0)
+		return r;
+	so = (struct supervise_options){ .http = srv, .ps = ps, .drop_privileges = d->a->drop_privileges,
+					 .on_hup = on_hup, .userdata = d };
+	r = supervise_start(&so, &sv);
+	if (r < 0) {
+		log_error("cannot start the HTTP process: %s", strerror(-r));
+		privsep_server_free(ps);
+		return r;
+	}
+	log_info("cachestat_exporter %s (revision %s) walking %s", meta.version, meta.revision,
+		 d->a->cgroupfs_resolved);
+	for (size_t i = 0; i < d->a->n_listen; i++)
+		log_info("listening on %s, metrics at %s", d->a->listen[i], d->a->telemetry_path);
+	supervise_run(sv);
+	supervise_stop(sv);
+	privsep_server_free(ps);
+	return 0;
+}
+
 /*
  * Serves until SIGINT or SIGTERM. Takes *cp (the scheduler owns the collector). Returns 0, or
  * -errno when the server could not start.
@@ -672,7 +729,7 @@ static int run_daemon(struct collector **cp, struct args *a)
 	_cleanup_(scheduler_freep) struct scheduler *sched = NULL;
 	_cleanup_free_ char *err = NULL;
 	struct http_server *srv = NULL;
-	struct collector *c = *cp;
+	struct daemon_ctx d = { .c = *cp, .a = a };
 	struct http_options ho = {
 		.listen_addresses = a->listen,
 		.n_listen_addresses = a->n_listen,
@@ -682,30 +739,27 @@ static int run_daemon(struct collector **cp, struct args *a)
 		.connection_timeout = a->connection_timeout,
 		.per_ip_limit = a->max_connections_per_ip,
 		.max_requests = a->max_requests,
-		.after_bind = after_bind,
+		.after_bind = http_process_filter,
 		.after_bind_userdata = a,
+		.web_config_watched_elsewhere = true,
 	};
 	int r;
 
-	r = scheduler_new(c, &meta, &sched);
+	r = scheduler_new(*cp, &meta, &sched);
 	if (r < 0) {
 		log_error("cannot set up the scheduler: %s", strerror(-r));
 		return r;
 	}
 	*cp = NULL;
 	scheduler_set_min_interval(sched, a->scan_min_interval);
-	r = http_start(&ho, sched, &srv, &err);
+	r = http_listen(&ho, &srv, &err);
 	if (r < 0) {
 		log_error("%s", err ? err : strerror(-r));
 		return r;
 	}
-	log_info("cachestat_exporter %s (revision %s) walking %s", meta.version, meta.revision,
-		 a->cgroupfs_resolved);
-	for (size_t i = 0; i < a->n_listen; i++)
-		log_info("listening on %s, metrics at %s", a->listen[i], a->telemetry_path);
-	serve(c, a);
+	r = supervise(srv, sched, &d);
 	http_stop(srv);
-	return 0;
+	return r;
 }
 
 int main(int argc, char **argv)

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -71,6 +73,16 @@ static int lookup_user(const char *user, uid_t *ret_uid, gid_t *ret_gid)
 	*ret_uid = (uid_t)n;
 	*ret_gid = (gid_t)n;
 	return 0;
+}
+
+const char *privs_default_user(void)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+
+	if (getpwnam_r(PRIVS_DEFAULT_USER, &pw, buf, sizeof(buf), &res) == 0 && res)
+		return PRIVS_DEFAULT_USER;
+	return PRIVS_FALLBACK_USER;
 }
 
 /* The capabilities of privs_caps[] that the process has (kept) and lacks (missing). */
@@ -171,6 +183,7 @@ int privs_drop(const char *user, struct privs_result *ret, char **ret_error)
 			return fail(ret_error, -EPERM, "cannot become %s (uid %u): capng_change_id: %d",
 				    user, (unsigned)uid, r);
 		res.changed_user = true;
+		res.user = user;
 	} else {
 		r = apply_kept(&res, ret_error);
 		if (r < 0)
@@ -185,12 +198,54 @@ int privs_drop(const char *user, struct privs_result *ret, char **ret_error)
 	return 0;
 }
 
+/* Whether the kernel reports no capability in any set but the bounding one. */
+static bool holds_none(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) < 0)
+		return false;
+	for (unsigned i = 0; i < 2; i++)
+		if (d[i].effective || d[i].permitted || d[i].inheritable)
+			return false;
+	for (unsigned c = 0; c < 64; c++)
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0) == 1)
+			return false;
+	return true;
+}
+
+int privs_drop_all(char **ret_error)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = { { 0 } };
+
+	*ret_error = NULL;
+	/* the bounding set shrinks only with CAP_SETPCAP: first, while it may still count */
+	for (unsigned c = 0; c < 64; c++)
+		if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1)
+			(void)prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return fail(ret_error, -errno, "clearing the ambient capabilities: %m");
+	if (syscall(SYS_capset, &h, d) < 0)
+		return fail(ret_error, -errno, "dropping every capability: capset: %m");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return fail(ret_error, -errno, "PR_SET_NO_NEW_PRIVS: %m");
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return fail(ret_error, -errno, "PR_SET_DUMPABLE: %m");
+	if (!holds_none())
+		return fail(ret_error, -EPERM, "a capability is still held after dropping them all");
+	return 0;
+}
+
 /*
- * What the daemon calls once it serves: memory, threads (libmicrohttpd starts one per
- * connection), signals, the sockets it was handed (accept, TLS records), the scan (cgroup and
- * proc files, directory walks, cachestat), time and randomness (TLS). No exec, no new sockets,
- * no ptrace, no mounts, no chmod/chown/utimes/xattrs (which CAP_FOWNER would allow). Calls
- * with arguments worth restricting (open flags, clone flags, prctl) are added below.
+ * What the scanner calls once it runs: memory, threads (scans, the timer, a reader per HTTP
+ * process), signals, the scan (cgroup and proc files, directory walks, overlay xattrs read,
+ * cachestat), starting an HTTP process and talking to it, time. The calls of libmicrohttpd and
+ * TLS stay allowed: the HTTP process inherits this filter and stacks its own, and a call passes
+ * only when both allow it. No exec, no new sockets but an AF_UNIX pair, no ptrace, no mounts, no
+ * chmod/chown/utimes/setxattr (which CAP_FOWNER would allow). Calls with arguments worth
+ * restricting (open flags, clone flags, prctl) are added below.
  *
  * What it cannot stop: with CAP_SYS_PTRACE, a subverted daemon could still reopen another
  * process's files through /proc/PID/fd and read its memory through /proc/PID/mem (read-only
@@ -225,6 +280,18 @@ static const char *const allowed_syscalls[] = {
 	"clock_gettime", "clock_getres", "gettimeofday", "time", "getrandom", "getuid", "geteuid",
 	"getgid", "getegid", "getresuid", "getresgid", "getgroups", "uname", "sysinfo",
 	"getrlimit", "prlimit64", "getrusage", "capget",
+	/* overlayfs: the trusted.overlay.* xattrs of metacopy and redirect files (read only) */
+	"getxattr", "fgetxattr", "lgetxattr",
+	/* the HTTP process: started again when it dies (a fork), its channel, its bodies, and
+	 * what it drops in the child before its own filter (which only narrows this one) */
+	"wait4", "waitid", "kill", "memfd_create", "capset", "seccomp",
+};
+
+/* prctl options: thread names, and what the HTTP process sets up after its fork. */
+static const int allowed_prctls[] = {
+	PR_SET_NAME, PR_GET_NAME, PR_CAPBSET_READ, PR_CAPBSET_DROP, PR_CAP_AMBIENT,
+	PR_SET_NO_NEW_PRIVS, PR_GET_NO_NEW_PRIVS, PR_SET_DUMPABLE, PR_SET_PDEATHSIG,
+	PR_SET_SECCOMP, PR_GET_SECCOMP,
 };
 
 /* Flags that would let an open create, truncate or write (O_TMPFILE needs write access). */
@@ -234,12 +301,12 @@ static const char *const allowed_syscalls[] = {
 	(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS |      \
 	 CLONE_NEWIPC | CLONE_NEWCGROUP)
 
-static int add_rules(scmp_filter_ctx ctx)
+/* Every call of names, allowed whatever its arguments. */
+static int add_list(scmp_filter_ctx ctx, const char *const *names, size_t n)
 {
-	int r;
-
-	for (size_t i = 0; i < ELEMENTSOF(allowed_syscalls); i++) {
-		int nr = seccomp_syscall_resolve_name(allowed_syscalls[i]);
+	for (size_t i = 0; i < n; i++) {
+		int nr = seccomp_syscall_resolve_name(names[i]);
+		int r;
 
 		if (nr == __NR_SCMP_ERROR)
 			continue; /* not on this architecture */
@@ -247,6 +314,42 @@ static int add_rules(scmp_filter_ctx ctx)
 		if (r < 0 && r != -EEXIST)
 			return r;
 	}
+	return 0;
+}
+
+/* ioctl: isatty() and non-blocking sockets only; prctl: the options of prctls. */
+static int add_ioctl_prctl(scmp_filter_ctx ctx, const int *prctls, size_t n)
+{
+	static const unsigned long ioctls[] = { TCGETS, FIONBIO, FIONREAD };
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+				     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)prctls[i]));
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(ioctls); i++) {
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+				     SCMP_A1(SCMP_CMP_EQ, ioctls[i]));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int add_rules(scmp_filter_ctx ctx)
+{
+	int r;
+
+	r = add_list(ctx, allowed_syscalls, ELEMENTSOF(allowed_syscalls));
+	if (r < 0)
+		return r;
+	/* a channel to a new HTTP process: a socketpair of AF_UNIX only */
+	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socketpair), 1,
+			     SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+	if (r < 0)
+		return r;
 	/* cachestat: libseccomp may not know its name yet */
 	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, PRIVS_NR_CACHESTAT, 0);
 	if (r < 0)
@@ -277,24 +380,11 @@ static int add_rules(scmp_filter_ctx ctx)
 			     SCMP_A0(SCMP_CMP_MASKED_EQ, PRIVS_CLONE_NS_FLAGS, 0));
 	if (r < 0)
 		return r;
-	/* prctl: naming threads, and reading the name back */
-	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1, SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME));
-	if (r < 0)
-		return r;
-	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1, SCMP_A0(SCMP_CMP_EQ, PR_GET_NAME));
-	if (r < 0)
-		return r;
-	/* ioctl: isatty() and non-blocking sockets only */
-	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TCGETS));
-	if (r < 0)
-		return r;
-	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, FIONBIO));
-	if (r < 0)
-		return r;
-	return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, FIONREAD));
+	return add_ioctl_prctl(ctx, allowed_prctls, ELEMENTSOF(allowed_prctls));
 }
 
-int privs_seccomp(char **ret_error)
+/* Builds a filter with add and loads it on every thread. Returns 0 or -errno with *ret_error. */
+static int load_filter(int (*add)(scmp_filter_ctx ctx), const char *what, char **ret_error)
 {
 	scmp_filter_ctx ctx;
 	int r;
@@ -305,11 +395,74 @@ int privs_seccomp(char **ret_error)
 		return fail(ret_error, -ENOMEM, "seccomp_init failed");
 	r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
 	if (r == 0)
-		r = add_rules(ctx);
+		r = add(ctx);
 	if (r == 0)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);
 	if (r < 0)
-		return fail(ret_error, r, "cannot install the seccomp filter: %s", strerror(-r));
+		return fail(ret_error, r, "cannot install the %s seccomp filter: %s", what, strerror(-r));
 	return 0;
+}
+
+int privs_seccomp(char **ret_error)
+{
+	return load_filter(add_rules, "scanner's", ret_error);
+}
+
+/*
+ * What the HTTP process calls once it serves: memory, its threads, signals to itself, the
+ * sockets it was handed and its channel to the scanner (accept, TLS records, memfds received
+ * and mapped read-only), reading again the /proc files it opened before, time and randomness.
+ * No open, no exec, no new process, no new socket, no ptrace, no process_vm_*, no pidfd_*.
+ */
+static const char *const http_syscalls[] = {
+	"brk", "mmap", "munmap", "mprotect", "mremap", "madvise",
+	"exit", "exit_group", "set_robust_list", "get_robust_list", "rseq", "futex",
+	"set_tid_address", "sched_yield", "sched_getaffinity", "gettid", "getpid", "getppid",
+	"membarrier",
+	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigtimedwait", "sigaltstack",
+	"restart_syscall",
+	"read", "pread64", "readv", "write", "writev", "close", "fstat", "lseek", "getdents64",
+	"fcntl",
+	"accept", "accept4", "recvfrom", "recvmsg", "sendto", "sendmsg", "shutdown", "setsockopt",
+	"getsockopt", "getsockname", "getpeername",
+	"poll", "ppoll", "select", "pselect6", "epoll_create1", "epoll_ctl", "epoll_wait",
+	"epoll_pwait", "epoll_pwait2", "eventfd2", "pipe2", "nanosleep", "clock_nanosleep",
+	"clock_gettime", "clock_getres", "gettimeofday", "time", "getrandom", "getuid", "geteuid",
+	"getgid", "getegid", "getresuid", "getresgid", "uname", "sysinfo", "getrusage",
+};
+
+static int add_http_rules(scmp_filter_ctx ctx)
+{
+	static const int prctls[] = { PR_SET_NAME, PR_GET_NAME };
+	int r;
+
+	r = add_list(ctx, http_syscalls, ELEMENTSOF(http_syscalls));
+	/* threads only: a clone without CLONE_THREAD would be a new process */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD | PRIVS_CLONE_NS_FLAGS,
+					     CLONE_THREAD));
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	/* signals to its own threads only (raise, abort): never to the scanner */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
+				     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
+	/* fstat(), which glibc makes newfstatat(fd, "", AT_EMPTY_PATH); it opens nothing */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(newfstatat), 1,
+				     SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH));
+	/* its own limits, read only: prlimit64(0, resource, NULL, old) */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 2,
+				     SCMP_A0(SCMP_CMP_EQ, 0), SCMP_A2(SCMP_CMP_EQ, 0));
+	if (r == 0)
+		r = add_ioctl_prctl(ctx, prctls, ELEMENTSOF(prctls));
+	return r;
+}
+
+int privs_seccomp_http(char **ret_error)
+{
+	return load_filter(add_http_rules, "HTTP process's", ret_error);
 }

@@ -29,15 +29,67 @@ struct proc_stat {
 	uint64_t vsize, rss_bytes;
 };
 
+int selfmetrics_proc_open(const char *procfs, struct selfmetrics_proc *ret)
+{
+	_cleanup_close_ int dir = -1, stat = -1, self_stat = -1, self_fd = -1;
+
+	dir = open(procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -errno;
+	stat = openat(dir, "stat", O_RDONLY | O_CLOEXEC);
+	self_stat = openat(dir, "self/stat", O_RDONLY | O_CLOEXEC);
+	self_fd = openat(dir, "self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (stat < 0 || self_stat < 0 || self_fd < 0)
+		return -errno;
+	*ret = (struct selfmetrics_proc){ TAKE_FD(stat), TAKE_FD(self_stat), TAKE_FD(self_fd) };
+	return 0;
+}
+
+void selfmetrics_proc_close(struct selfmetrics_proc *p)
+{
+	closep(&p->stat);
+	closep(&p->self_stat);
+	closep(&p->self_fd);
+	*p = (struct selfmetrics_proc){ -1, -1, -1 };
+}
+
+/* The whole of a proc file, read again from its start (proc files are made at each read). */
+static int read_again(int fd, char **ret)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t cap = 4096, len = 0;
+
+	if (fd < 0)
+		return -EBADF;
+	for (;;) {
+		char *nb = realloc(buf, cap + 1);
+		ssize_t n;
+
+		if (!nb)
+			return -ENOMEM;
+		buf = nb;
+		n = pread(fd, buf + len, cap - len, (off_t)len);
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len == cap)
+			cap *= 2;
+	}
+	buf[len] = '\0';
+	*ret = TAKE_PTR(buf);
+	return 0;
+}
+
 /* Boot time (btime of /proc/stat), in seconds since the epoch. */
-static int boot_time(int procfd, double *ret)
+static int boot_time(int stat_fd, double *ret)
 {
 	_cleanup_free_ char *buf = NULL;
 	const char *p;
-	size_t len;
 	int r;
 
-	r = read_file_at(procfd, "stat", &buf, &len);
+	r = read_again(stat_fd, &buf);
 	if (r < 0)
 		return r;
 	p = strstr(buf, "\nbtime ");
@@ -48,16 +100,15 @@ static int boot_time(int procfd, double *ret)
 }
 
 /* utime, stime, starttime, vsize and rss of /proc/self/stat (proc(5)). */
-static int read_self_stat(int procfd, struct proc_stat *ret)
+static int read_self_stat(const struct selfmetrics_proc *pf, struct proc_stat *ret)
 {
 	_cleanup_free_ char *buf = NULL;
 	unsigned long long utime, stime, start, vsize, rss;
 	double ticks = (double)sysconf(_SC_CLK_TCK), btime;
 	const char *p;
-	size_t len;
 	int r;
 
-	r = read_file_at(procfd, "self/stat", &buf, &len);
+	r = read_again(pf->self_stat, &buf);
 	if (r < 0)
 		return r;
 	p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
@@ -67,7 +118,7 @@ static int read_self_stat(int procfd, struct proc_stat *ret)
 	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d "
 			  "%*d %*d %llu %llu %llu", &utime, &stime, &start, &vsize, &rss) != 5)
 		return -EINVAL;
-	r = boot_time(procfd, &btime);
+	r = boot_time(pf->stat, &btime);
 	if (r < 0)
 		return r;
 	*ret = (struct proc_stat){
@@ -79,22 +130,23 @@ static int read_self_stat(int procfd, struct proc_stat *ret)
 	return 0;
 }
 
-/* Entries of /proc/self/fd, less the one that lists them. */
-static int open_fds(int procfd, uint64_t *ret)
+/* Entries of /proc/self/fd, less the copy of its descriptor that lists them. */
+static int open_fds(int self_fd, uint64_t *ret)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *e;
 	uint64_t n = 0;
 	int fd;
 
-	fd = openat(procfd, "self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = self_fd < 0 ? -1 : fcntl(self_fd, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0)
-		return -errno;
+		return -EBADF;
 	d = fdopendir(fd);
 	if (!d) {
 		close(fd);
 		return -errno;
 	}
+	rewinddir(d); /* the copy shares the offset of the last listing */
 	while ((e = readdir(d)))
 		if (e->d_name[0] != '.')
 			n++;
@@ -107,17 +159,14 @@ static void family(FILE *out, const char *name, const char *type, const char *he
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void process_families(FILE *out, const char *procfs)
+/* Where a file cannot be read, its series are left out, as client libraries do. */
+static void process_families(FILE *out, const struct selfmetrics_proc *pf)
 {
-	_cleanup_close_ int procfd = -1;
 	struct proc_stat st;
 	struct rlimit rl;
 	uint64_t fds = 0;
 
-	procfd = open(procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (procfd < 0)
-		return; /* the process_* series are left out, as client libraries do */
-	if (read_self_stat(procfd, &st) == 0) {
+	if (read_self_stat(pf, &st) == 0) {
 		family(out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
 		fprintf(out, "process_cpu_seconds_total %.2f\n", st.cpu_seconds);
 		family(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
@@ -127,7 +176,7 @@ static void process_families(FILE *out, const char *procfs)
 		family(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
 		fprintf(out, "process_virtual_memory_bytes %" PRIu64 "\n", st.vsize);
 	}
-	if (open_fds(procfd, &fds) == 0) {
+	if (open_fds(pf->self_fd, &fds) == 0) {
 		family(out, "process_open_fds", "gauge", "Number of open file descriptors.");
 		fprintf(out, "process_open_fds %" PRIu64 "\n", fds);
 	}
@@ -140,9 +189,9 @@ static void process_families(FILE *out, const char *procfs)
 	}
 }
 
-int selfmetrics_render(FILE *out, const struct selfmetrics *m, const char *procfs)
+int selfmetrics_render(FILE *out, const struct selfmetrics *m, const struct selfmetrics_proc *p)
 {
-	process_families(out, procfs);
+	process_families(out, p);
 	family(out, "cachestat_http_requests_total", "counter",
 	       "HTTP requests answered by the exporter, by status code.");
 	for (unsigned i = 0; i < SELFMETRICS_N_CODES; i++) {
@@ -162,5 +211,8 @@ int selfmetrics_render(FILE *out, const struct selfmetrics *m, const char *procf
 	family(out, "cachestat_scans_stuck_total", "counter",
 	       "Scans left behind because they ran past limits.max_scan_seconds (a hung file system).");
 	fprintf(out, "cachestat_scans_stuck_total %" PRIu64 "\n", m->scans_stuck_total);
+	family(out, "cachestat_http_restarts_total", "counter",
+	       "Times the HTTP process died and the scanner process started it again.");
+	fprintf(out, "cachestat_http_restarts_total %" PRIu64 "\n", m->http_restarts_total);
 	return ferror(out) ? -EIO : 0;
 }

@@ -3,7 +3,8 @@
  * selfmetrics: the series about the exporter itself that change with every scrape, rendered
  * per scrape and appended after the shared body of the snapshot: process_* (as every
  * Prometheus client library exports them, from /proc/self), the HTTP handler's counters and
- * the age of the snapshot served.
+ * the age of the snapshot served. The /proc files are opened once, by the process they
+ * describe, before its system call filter forbids opening files; each scrape reads them again.
  */
 #pragma once
 
@@ -19,10 +20,20 @@ struct selfmetrics {
 	unsigned in_flight;
 	double snapshot_age_seconds;
 	uint64_t scans_stuck_total;
+	uint64_t http_restarts_total; /* the HTTP process restarted by the scanner process */
+};
+
+/* /proc/stat, /proc/self/stat and /proc/self/fd of the process that opened them; -1: none. */
+struct selfmetrics_proc {
+	int stat, self_stat, self_fd;
 };
 
 /* Index of code in selfmetrics.requests. */
 unsigned selfmetrics_code_index(unsigned code);
 
-/* Writes the families. procfs: where /proc is ("/proc"). Returns 0 or -EIO. */
-int selfmetrics_render(FILE *out, const struct selfmetrics *m, const char *procfs);
+/* Opens the files of procfs ("/proc") that describe the calling process. Returns 0 or -errno. */
+int selfmetrics_proc_open(const char *procfs, struct selfmetrics_proc *ret);
+void selfmetrics_proc_close(struct selfmetrics_proc *p);
+
+/* Writes the families; the process_* ones from p (left out where it has no file). Returns 0 or -EIO. */
+int selfmetrics_render(FILE *out, const struct selfmetrics *m, const struct selfmetrics_proc *p);

@@ -11,6 +11,9 @@
 #   AEAD ciphers by default, cipher_suites, curve_preferences, min_version and max_version;
 #   a bad web config at start; privileges after binding (uid, capabilities, no_new_privs,
 #   seccomp) with scrapes still answered; --web.max-connections;
+#   privilege separation: the process holding the accepted connections has no capability,
+#   an unprivileged uid, no_new_privs, its own filter; it is started again when it dies
+#   (SIGSEGV), exits when the scanner dies, and SIGTERM leaves no process;
 #   file safety: FIFOs, devices, symlink loops and symlinks out of a configured directory;
 #   scrapes while cgroups and files come and go; a descriptor limit (RLIMIT_NOFILE) of 16.
 # Certificates are made at test time with openssl in a temporary directory.
@@ -164,6 +167,182 @@ if [ "${HARDENING_ONLY:-}" = tls_policy ]; then
 	finish
 fi
 
+# ==== privilege separation: the process that speaks HTTP holds nothing ====
+# The scanner keeps the scan's capabilities; the process that accepts connections and parses
+# requests holds none, runs under an unprivileged uid, not dumpable, with a filter stacked on
+# the scanner's. It dies: the scanner starts another at once. SIGTERM: nothing is left.
+# HARDENING_ONLY=privsep (tests/integration/hardening-privsep.sh) runs this block alone.
+capfield() { awk -v f="$1:" '$1 == f { print $2 }' "$2"; } # capfield FIELD STATUS_FILE
+http_children() { cat "/proc/$exporter_pid/task/"*/children 2>/dev/null | xargs; }
+conn_holder() { # conn_holder PORT: the pids holding an accepted connection to 127.0.0.1:PORT
+	local hex ino
+	hex=$(printf '%04X' "$1")
+	# the server side: local 127.0.0.1:PORT, ESTABLISHED (01); 0 while not accepted yet
+	for ino in $(awk -v l="0100007F:$hex" '$2 == l && $4 == "01" && $10 != 0 { print $10 }' /proc/net/tcp); do
+		find /proc/[0-9]*/fd -lname "socket:\[$ino\]" 2>/dev/null
+	done | cut -d/ -f3 | sort -u | xargs
+}
+# no HTTP process died since the exporter started (the scanner would start another: a crash
+# must not pass for a process still running)
+no_http_death() { ! grep -q 'the HTTP process [0-9]* \(was killed\|exited\)' "$log"; }
+# the HTTP process of the running exporter: the one child of the scanner, once it has one
+wait_http_child() {
+	local c
+	for _ in $(seq 100); do
+		c=$(http_children)
+		[ -n "$c" ] && [ "$c" != "${1:-}" ] && { echo "$c"; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
+
+hard_privsep() {
+	local child holder st scan uid newchild t0 t1 c rc
+	if [ "$(id -u)" -ne 0 ]; then
+		skip "privilege separation" "needs root to drop privileges"
+		return
+	fi
+	start_exporter || return
+	child=$(wait_http_child) || { fail "privsep: the scanner has no HTTP process"; return; }
+	eq "privsep: one HTTP process, a child of the scanner" "$(wc -w <<<"$child")" 1
+	exec 9<>"/dev/tcp/127.0.0.1/$port" # a connection the server accepted and keeps open
+	for _ in $(seq 40); do
+		holder=$(conn_holder "$port")
+		[ -n "$holder" ] && break
+		sleep 0.05
+	done
+	exec 9<&-
+	eq "privsep: the accepted connection is held by the HTTP process, and only by it" "$holder" "$child"
+	st=/proc/$child/status scan=/proc/$exporter_pid/status
+	for f in CapEff CapPrm CapInh CapAmb; do
+		eq "privsep: HTTP process $f" "$(capfield "$f" "$st")" 0000000000000000
+	done
+	eq "privsep: HTTP process NoNewPrivs" "$(capfield NoNewPrivs "$st")" 1
+	eq "privsep: HTTP process Seccomp (filter mode)" "$(capfield Seccomp "$st")" 2
+	eq "privsep: HTTP process filters: the scanner's and its own" "$(capfield Seccomp_filters "$st")" \
+		$(($(capfield Seccomp_filters "$scan") + 1))
+	uid=$(capfield Uid "$st")
+	[ -n "$uid" ] && [ "$uid" -ne 0 ] && pass "privsep: HTTP process uid $uid, not root" ||
+		fail "privsep: HTTP process uid '$uid'"
+	eq "privsep: HTTP process has the scanner's unprivileged uid" "$uid" "$(capfield Uid "$scan")"
+	c=0
+	for t in "/proc/$child/task/"*/status; do
+		[ "$(capfield CapEff "$t")" = 0000000000000000 ] && [ "$(capfield Seccomp "$t")" = 2 ] || c=1
+	done
+	eq "privsep: every thread of the HTTP process has no capability and the filter" "$c" 0
+	# what its credentials reach (the kernel's answer, for a process with its uid and no caps)
+	if command -v setpriv >/dev/null; then
+		setpriv --reuid="$uid" --regid="$(capfield Gid "$st")" --clear-groups --inh-caps=-all \
+			--bounding-set=-all -- cat /proc/1/environ >/dev/null 2>&1 &&
+			fail "privsep: the HTTP process's credentials read /proc/1/environ" ||
+			pass "privsep: the HTTP process's credentials cannot read /proc/1/environ"
+		setpriv --reuid="$uid" --regid="$(capfield Gid "$st")" --clear-groups --inh-caps=-all \
+			--bounding-set=-all -- ls "/proc/$exporter_pid/fd" >/dev/null 2>&1 &&
+			fail "privsep: the HTTP process's credentials list the scanner's descriptors" ||
+			pass "privsep: the HTTP process's credentials cannot list the scanner's /proc/PID/fd"
+		# not dumpable: even its own uid may not read its memory's neighbours (no ptrace, no core)
+		setpriv --reuid="$uid" --regid="$(capfield Gid "$st")" --clear-groups --inh-caps=-all \
+			--bounding-set=-all -- cat "/proc/$child/environ" >/dev/null 2>&1 &&
+			fail "privsep: a process of the HTTP process's uid reads its /proc/PID/environ" ||
+			pass "privsep: the HTTP process is not dumpable: its uid cannot read its /proc/PID/environ"
+	else
+		skip "privsep: what the HTTP process's credentials reach" "setpriv (util-linux) not installed"
+	fi
+	# CAP_SYS_PTRACE(19) CAP_DAC_READ_SEARCH(2) CAP_FOWNER(3) CAP_CHECKPOINT_RESTORE(40)
+	eq "privsep: the scanner keeps the scan's capabilities" "$(capfield CapEff "$scan")" 000001000008000c
+	eq "privsep: the scanner holds no accepted connection" \
+		"$(grep -wc "$exporter_pid" <<<"$holder")" 0
+	eq "privsep: a scrape through the HTTP process" "$(code "$base/metrics")" 200
+	# the body from the scanner's memfd, then the HTTP process's own series as a second gzip
+	# member: curl --compressed and python's gzip read both members
+	curl -s --compressed "$base/metrics" >"$work/privsep-curl.prom"
+	curl -s -H 'Accept-Encoding: gzip' "$base/metrics" >"$work/privsep.gz"
+	"$py" -c 'import gzip, sys; sys.stdout.write(gzip.decompress(open(sys.argv[1], "rb").read()).decode())' \
+		"$work/privsep.gz" >"$work/privsep-py.prom" 2>/dev/null
+	for f in privsep-curl privsep-py; do
+		eq "privsep: gzip ($f): the scanner's series and the HTTP process's" \
+			"$(grep -c -e '^cachestat_build_info{' -e '^process_open_fds ' -e '^cachestat_http_restarts_total ' "$work/$f.prom")" 3
+	done
+	# the HTTP process dies: a new one serves within seconds, and the restart is counted
+	t0=$(date +%s%N)
+	kill -SEGV "$child"
+	c=000
+	for _ in $(seq 100); do
+		c=$(code --max-time 2 "$base/metrics")
+		[ "$c" = 200 ] && break
+		sleep 0.05
+	done
+	t1=$(date +%s%N)
+	eq "privsep: a scrape succeeds again after the HTTP process died ($(((t1 - t0) / 1000000)) ms)" "$c" 200
+	[ $(((t1 - t0) / 1000000)) -lt 5000 ] && pass "privsep: ... within 5 s" || fail "privsep: the restart took over 5 s"
+	curl -s "$base/metrics" >"$work/privsep.prom"
+	eq "privsep: cachestat_http_restarts_total" "$(metric cachestat_http_restarts_total "$work/privsep.prom")" 1
+	newchild=$(wait_http_child "$child") || newchild=
+	[ -n "$newchild" ] && [ "$newchild" != "$child" ] && ! kill -0 "$child" 2>/dev/null &&
+		pass "privsep: a new HTTP process ($newchild) replaced $child" ||
+		fail "privsep: no new HTTP process (children: '$(http_children)')"
+	eq "privsep: the new HTTP process holds no capability" \
+		"$(capfield CapEff "/proc/$newchild/status" 2>/dev/null)" 0000000000000000
+	grep -q "HTTP process $child was killed by signal 11" "$log" && pass "privsep: the death is logged" ||
+		fail "privsep: the death is not logged"
+	# SIGTERM: both end, the scanner with status 0, nothing left behind
+	kill -TERM "$exporter_pid"
+	wait "$exporter_pid"
+	rc=$?
+	exporter_pid=
+	eq "privsep: SIGTERM: the scanner exits with status 0" "$rc" 0
+	kill -0 "$newchild" 2>/dev/null && fail "privsep: SIGTERM left the HTTP process $newchild" ||
+		pass "privsep: SIGTERM leaves no HTTP process"
+	# the scanner dies: its HTTP process does not serve on, stale
+	start_exporter || return
+	child=$(wait_http_child) || { fail "privsep: no HTTP process"; return; }
+	kill -KILL "$exporter_pid"
+	wait "$exporter_pid" 2>/dev/null
+	exporter_pid=
+	for _ in $(seq 60); do
+		kill -0 "$child" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -0 "$child" 2>/dev/null && { fail "privsep: the HTTP process outlives its scanner"; kill -KILL "$child"; } ||
+		pass "privsep: the HTTP process exits when its scanner is gone"
+	eq "privsep: nothing answers once the scanner is gone" "$(code --max-time 2 "$base/metrics")" 000
+	# as the unit starts it: the unprivileged user with the four as ambient capabilities
+	local four=+sys_ptrace,+dac_read_search,+fowner,+checkpoint_restore
+	if ! command -v setpriv >/dev/null; then
+		skip "privsep: started with ambient capabilities" "setpriv (util-linux) not installed"
+	elif wrap=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps="$four" --ambient-caps="$four" --) &&
+		start_exporter; then
+		wrap=()
+		child=$(wait_http_child) || child=
+		st=/proc/$child/status
+		eq "privsep: ambient start, the scanner keeps the four" \
+			"$(capfield CapEff "/proc/$exporter_pid/status")" 000001000008000c
+		eq "privsep: ambient start, the HTTP process has the same uid" "$(capfield Uid "$st")" 65534
+		eq "privsep: ambient start, the HTTP process's ambient set" "$(capfield CapAmb "$st")" 0000000000000000
+		eq "privsep: ambient start, the HTTP process's effective set" "$(capfield CapEff "$st")" 0000000000000000
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all -- \
+			cat "/proc/$child/environ" >/dev/null 2>&1 &&
+			fail "privsep: ambient start, the HTTP process's uid reads its /proc/PID/environ (dumpable)" ||
+			pass "privsep: ambient start, the HTTP process is not dumpable"
+		eq "privsep: ambient start, a scrape" "$(code "$base/metrics")" 200
+	fi
+	# --no-security.seccomp: no filter in either process
+	if start_exporter --no-security.seccomp; then
+		child=$(wait_http_child) || child=
+		eq "privsep: --no-security.seccomp, the scanner" "$(capfield Seccomp "/proc/$exporter_pid/status")" 0
+		eq "privsep: --no-security.seccomp, the HTTP process" "$(capfield Seccomp "/proc/$child/status" 2>/dev/null)" 0
+		eq "privsep: --no-security.seccomp, the HTTP process still holds no capability" \
+			"$(capfield CapEff "/proc/$child/status" 2>/dev/null)" 0000000000000000
+	fi
+	stop_exporter
+}
+if [ "${HARDENING_ONLY:-}" = privsep ]; then
+	fuse_cleanup() { :; } # (defined below, for the cleanup trap; no FUSE here)
+	metric() { sed -n "s/^$1 //p" "$2" | head -n 1; }
+	hard_privsep
+	finish
+fi
+
 bcrypt() { # bcrypt PASSWORD: a bcrypt hash ($2b$, cost 5) from crypt(3)
 	"$py" -W ignore -c 'import crypt, sys; print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=32)))' "$1"
 }
@@ -248,7 +427,7 @@ EOF
 	eq "a half-sent request is closed at the timeout" "$(get partial-closed)" "True 2"
 	eq "a client over its per-address limit is refused" "$(get fifth-from-hog)" refused
 	eq "a scrape from another address passes the hogging client" "$(get other-address)" "HTTP/1.1 200 OK True"
-	kill -0 "$exporter_pid" 2>/dev/null && pass "still running after the hostile clients" ||
+	kill -0 "$exporter_pid" 2>/dev/null && no_http_death && pass "still running after the hostile clients" ||
 		fail "the exporter died"
 fi
 
@@ -509,7 +688,7 @@ else
 			pass "nothing out of the configured directory is reported"
 		grep -q "path=\"$d/sub/deeper/d\"" "$work/files.prom" &&
 			pass "a file deep in the directory is reported by its path" || fail "deep file missing"
-		kill -0 "$exporter_pid" 2>/dev/null && pass "still running" || fail "the exporter died"
+		kill -0 "$exporter_pid" 2>/dev/null && no_http_death && pass "still running" || fail "the exporter died"
 	fi
 fi
 
@@ -573,7 +752,7 @@ else
 			pass "scrapes under cgroup and file churn: no error" || fail "errors under churn"
 		grep -q 'cgroups_removed=[1-9]' "$work/churn.out" && pass "cgroups were removed under the scans" ||
 			fail "churn did not run"
-		kill -0 "$exporter_pid" 2>/dev/null && pass "still running after the churn" ||
+		kill -0 "$exporter_pid" 2>/dev/null && no_http_death && pass "still running after the churn" ||
 			fail "the exporter died under churn"
 	fi
 	rmdir "$cg2/cse-churn-$$" 2>/dev/null
@@ -601,7 +780,7 @@ elif wrap=(prlimit --nofile=16:16) && start_exporter --config.file="$work/deep.j
 	n=$(sed -n 's/^cachestat_files_skipped_total{reason="limit"} //p' "$work/deep.prom")
 	[ "${n:-0}" -gt 0 ] && pass "files out of descriptors are skipped for the limit ($n)" ||
 		fail "no skipped{reason=limit} out of descriptors: '$n'"
-	kill -0 "$exporter_pid" 2>/dev/null && pass "still running out of descriptors" ||
+	kill -0 "$exporter_pid" 2>/dev/null && no_http_death && pass "still running out of descriptors" ||
 		fail "the exporter died out of descriptors"
 fi
 
@@ -996,7 +1175,7 @@ hard_hung_fuse() {
 			fail "hung FUSE: after SIGCONT the snapshot is ${age}s old"
 		grep -q "path=\"$fuse_mnt/data\"" "$work/timed.out" &&
 			pass "hung FUSE: the file on it is scanned again" || fail "hung FUSE: the file is missing"
-		kill -0 "$exporter_pid" 2>/dev/null && pass "hung FUSE: still running" || fail "hung FUSE: the exporter died"
+		kill -0 "$exporter_pid" 2>/dev/null && no_http_death && pass "hung FUSE: still running" || fail "hung FUSE: the exporter died"
 		stop_exporter
 	fi
 	kill "$holder" 2>/dev/null
@@ -1050,7 +1229,7 @@ EOF
 		echo "${secs:-9} < 1" | bc | grep -q 1 && pass "500 slow clients: from $src within 1 s (${secs}s)" ||
 			fail "500 slow clients: from $src took ${secs}s"
 	done
-	kill -0 "$exporter_pid" 2>/dev/null && pass "500 slow clients: still running" || fail "the exporter died"
+	kill -0 "$exporter_pid" 2>/dev/null && no_http_death && pass "500 slow clients: still running" || fail "the exporter died"
 	stop_exporter
 }
 
@@ -1078,7 +1257,7 @@ EOF
 # Basic auth: the scheme name in any case, a password with a NUL, /metrics%00, HEAD without
 # a scan, and the cost of wrong passwords (CPU time of the exporter, from /proc).
 hard_auth() {
-	local hash10 cpu0 cpu1 codes n
+	local hash10 cpu0 cpu1 codes n hp
 	mkdir -p "$work/headdir"
 	echo x >"$work/headdir/watched"
 	chmod -R a+rX "$work/headdir"
@@ -1109,11 +1288,12 @@ hard_auth() {
 	# at a time and at most 5 a second plus a burst of 10; the rest get 429. Then the same
 	# wrong password 40 times: cached, no bcrypt at all.
 	if ! start_exporter --web.config.file="$work/web10.yml"; then return; fi
-	cpu0=$(awk '{ print $14 + $15 }' "/proc/$exporter_pid/stat")
+	hp=$(wait_http_child) || { fail "auth: no HTTP process"; return; } # bcrypt runs there
+	cpu0=$(awk '{ print $14 + $15 }' "/proc/$hp/stat")
 	codes=$(for i in $(seq 40); do
 		code -m 20 --interface "127.0.0.$((2 + i % 10))" -u "alice:wrong$i" "$base/metrics" &
 	done | fold -w 3 | sort | uniq -c | tr -s ' ' | tr '\n' ',')
-	cpu1=$(awk '{ print $14 + $15 }' "/proc/$exporter_pid/stat")
+	cpu1=$(awk '{ print $14 + $15 }' "/proc/$hp/stat")
 	echo "  | 40 different wrong passwords: $codes CPU $((cpu1 - cpu0)) ticks"
 	case "$codes" in *" 429"*) pass "auth: bcrypt is rate-limited (429)" ;; *) fail "auth: no 429 in $codes" ;; esac
 	case "$codes" in *" 200"*) fail "auth: a wrong password got 200" ;; *) pass "auth: no wrong password let in" ;; esac
@@ -1122,11 +1302,11 @@ hard_auth() {
 		fail "auth: 40 wrong passwords cost $((cpu1 - cpu0)) ticks of CPU"
 	sleep 2.2 # the bucket refills
 	code -u "alice:same-wrong" "$base/metrics" >/dev/null
-	cpu0=$(awk '{ print $14 + $15 }' "/proc/$exporter_pid/stat")
+	cpu0=$(awk '{ print $14 + $15 }' "/proc/$hp/stat")
 	codes=$(for i in $(seq 40); do
 		code -m 20 --interface "127.0.0.$((2 + i % 10))" -u "alice:same-wrong" "$base/metrics" &
 	done | fold -w 3 | sort | uniq -c | tr -s ' ' | tr '\n' ',')
-	cpu1=$(awk '{ print $14 + $15 }' "/proc/$exporter_pid/stat")
+	cpu1=$(awk '{ print $14 + $15 }' "/proc/$hp/stat")
 	eq "auth: the same wrong password 40 times" "$codes" " 40 401,"
 	[ $((cpu1 - cpu0)) -lt 30 ] && pass "auth: a cached failure costs no bcrypt ($((cpu1 - cpu0)) ticks)" ||
 		fail "auth: the same wrong password cost $((cpu1 - cpu0)) ticks"
@@ -1136,22 +1316,24 @@ hard_auth() {
 
 # Self metrics against /proc, request counters against the requests made, and gzip.
 hard_selfmetrics() {
-	local fds rss rss_proc start start_proc n404
+	local fds rss rss_proc start start_proc n404 hp
 	if ! start_exporter; then return; fi
+	# the process_* series are the HTTP process's, which renders them
+	hp=$(wait_http_child) || { fail "selfmetrics: no HTTP process"; return; }
 	for _ in 1 2 3; do code "$base/nope" >/dev/null; done
 	curl -s "$base/metrics" >"$work/self.prom"
 	fds=$(metric process_open_fds "$work/self.prom")
-	n=$(ls "/proc/$exporter_pid/fd" | wc -l)
+	n=$(ls "/proc/$hp/fd" | wc -l)
 	[ -n "$fds" ] && [ $((fds - n)) -le 2 ] && [ $((n - fds)) -le 2 ] &&
 		pass "process_open_fds $fds (/proc: $n)" || fail "process_open_fds '$fds', /proc has $n"
 	eq "process_max_fds" "$(metric process_max_fds "$work/self.prom")" \
-		"$(awk '/^Max open files/ { print $4 }' "/proc/$exporter_pid/limits")"
+		"$(awk '/^Max open files/ { print $4 }' "/proc/$hp/limits")"
 	rss=$(metric process_resident_memory_bytes "$work/self.prom")
-	rss_proc=$(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$exporter_pid/status")
+	rss_proc=$(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$hp/status")
 	[ -n "$rss" ] && echo "$rss > $rss_proc * 0.7 && $rss < $rss_proc * 1.3" | bc | grep -q 1 &&
 		pass "process_resident_memory_bytes $rss (VmRSS $rss_proc)" || fail "process_resident_memory_bytes '$rss', VmRSS $rss_proc"
 	start=$(metric process_start_time_seconds "$work/self.prom")
-	start_proc=$(date -d "$(ps -o lstart= -p "$exporter_pid")" +%s)
+	start_proc=$(date -d "$(ps -o lstart= -p "$hp")" +%s)
 	[ -n "$start" ] && echo "$start - $start_proc < 2 && $start_proc - $start < 2" | bc | grep -q 1 &&
 		pass "process_start_time_seconds $start (ps: $start_proc)" || fail "process_start_time_seconds '$start', ps says $start_proc"
 	grep -q '^process_cpu_seconds_total [0-9]' "$work/self.prom" && pass "process_cpu_seconds_total" ||
@@ -1173,6 +1355,7 @@ hard_selfmetrics() {
 	stop_exporter
 }
 
+hard_privsep
 hard_hung_fuse
 hard_slow_clients
 hard_auth

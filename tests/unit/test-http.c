@@ -191,19 +191,15 @@ static void test_gzip(void **state)
 	resp = request(port, "GET", "/m", "Accept-Encoding: deflate, GZip;q=0.5\r\n", &len);
 	assert_non_null(strstr(resp, "Content-Encoding: gzip"));
 	body = strstr(resp, "\r\n\r\n") + 4;
-	/* two gzip members (the snapshot's, then the scrape's own): inflate both */
+	/* one gzip member (the snapshot's, ended by the scrape's own series), nothing after it:
+	 * curl --compressed reads the first member only */
 	assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
 	z.next_in = (unsigned char *)body;
 	z.avail_in = (uInt)(len - (size_t)(body - resp));
 	z.next_out = out;
 	z.avail_out = sizeof(out) - 1;
-	while (z.avail_in > 0) {
-		int r = inflate(&z, Z_NO_FLUSH);
-
-		assert_true(r == Z_OK || r == Z_STREAM_END);
-		if (r == Z_STREAM_END)
-			assert_int_equal(inflateReset(&z), Z_OK);
-	}
+	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+	assert_int_equal(z.avail_in, 0);
 	inflateEnd(&z);
 	out[sizeof(out) - 1 - z.avail_out] = '\0';
 	assert_non_null(strstr((char *)out, "cachestat_build_info{"));

@@ -21,7 +21,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -254,7 +257,103 @@ static int child_seccomp(void)
 		return 17;
 	if (unlink(path) == 0 || errno != EPERM)
 		return 18;
+	/* allowed: the overlay xattrs (read), and the fanotify collector's marks (EBADF here) */
+	{
+		char v[8];
+
+		if (getxattr("/tmp", "trusted.overlay.metacopy", v, sizeof(v)) < 0 && errno == EPERM)
+			return 22;
+		if (syscall(SYS_fanotify_mark, -1, 0, 0, AT_FDCWD, "/") < 0 && errno == EPERM)
+			return 23;
+	}
 	return 0;
+}
+
+/* The HTTP process: nothing held, not dumpable. */
+static int child_drop_all(void)
+{
+	char *err = NULL;
+
+	if (privs_drop_all(&err) != 0) {
+		fprintf(stderr, "privs_drop_all: %s\n", err ? err : "?");
+		return 2;
+	}
+	if (capng_get_caps_process() != 0 || capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE)
+		return 3;
+	if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0)
+		return 4;
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+		return 5;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, CAP_SYS_PTRACE, 0, 0) != 0)
+		return 6;
+	return 0;
+}
+
+static void test_drop_all(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(child_drop_all), 0);
+}
+
+static void *thread_nothing(void *arg)
+{
+	return arg;
+}
+
+/* What the HTTP process's filter lets through, and what it refuses, on top of the scanner's. */
+static int child_seccomp_http(void)
+{
+	struct rlimit rl;
+	char *err = NULL, buf[4];
+	int p[2], fd;
+	pthread_t t;
+
+	if (pipe2(p, O_CLOEXEC) < 0 || privs_seccomp(&err) != 0 || privs_seccomp_http(&err) != 0) {
+		fprintf(stderr, "filters: %s\n", err ? err : "?");
+		return 2;
+	}
+	/* allowed: threads, its descriptors, its own limits read, signals to itself */
+	if (pthread_create(&t, NULL, thread_nothing, NULL) != 0 || pthread_join(t, NULL) != 0)
+		return 3;
+	if (write(p[1], "ok", 2) != 2 || read(p[0], buf, 2) != 2)
+		return 4;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 5;
+	if (syscall(SYS_tgkill, getpid(), gettid(), 0) != 0)
+		return 6;
+	/* refused: any open, a new process, signals and limits of another, ptrace, its memory */
+	fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 || errno != EPERM)
+		return 7;
+	if (fork() >= 0 || errno != EPERM)
+		return 8;
+	if (kill(getppid(), 0) == 0 || errno != EPERM)
+		return 9;
+	if (syscall(SYS_tgkill, getppid(), getppid(), 0) == 0 || errno != EPERM)
+		return 10;
+	if (prlimit(getppid(), RLIMIT_NOFILE, NULL, &rl) == 0 || errno != EPERM)
+		return 11;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == 0 || errno != EPERM)
+		return 12;
+	{
+		struct iovec local = { buf, 1 }, remote = { buf, 1 };
+
+		if (process_vm_readv(getppid(), &local, 1, &remote, 1, 0) >= 0 || errno != EPERM)
+			return 13;
+	}
+	if (syscall(SYS_pidfd_open, getppid(), 0) >= 0 || errno != EPERM)
+		return 14;
+	if (syscall(SYS_ptrace, 0, 0, 0, 0) == 0 || errno != EPERM)
+		return 15;
+	if (socket(AF_UNIX, SOCK_STREAM, 0) >= 0 || errno != EPERM)
+		return 16;
+	return 0;
+}
+
+static void test_seccomp_http(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(child_seccomp_http), 0);
 }
 
 static void test_seccomp(void **state)
@@ -274,6 +373,8 @@ int main(void)
 		cmocka_unit_test(test_root_without_setuid),
 		cmocka_unit_test(test_unknown_user),
 		cmocka_unit_test(test_seccomp),
+		cmocka_unit_test(test_drop_all),
+		cmocka_unit_test(test_seccomp_http),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
