@@ -231,21 +231,22 @@ static int visit_overlay(struct files_ctx *ctx, const struct files_entry *e)
 	char link[64], name[PATH_MAX];
 	_cleanup_close_ int fd = -1;
 	struct files_entry real = *e;
-	struct stat st;
+	struct stat ovl, st;
 	int pid = 0, r;
 	ssize_t n;
 
 	/* the path as the kernel prints it for our descriptor: the process's, for its files */
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", e->fd);
 	n = readlink(link, name, sizeof(name) - 1);
-	if (n < 0) {
+	/* e->st may hold the identity, type and size alone; the layers are checked on all of it */
+	if (n < 0 || fstat_fd(e->fd, &ovl) < 0) {
 		skip(ctx, SKIP_OVERLAY_UNRESOLVED);
 		return 0;
 	}
 	name[n] = '\0';
 	if (e->proc_link && sscanf(e->proc_link, "%d/", &pid) != 1)
 		pid = 0;
-	r = overlay_resolve(ctx->procfs_fd, pid, name, e->fd, e->st, &fd, &st);
+	r = overlay_resolve(ctx->procfs_fd, pid, name, e->fd, &ovl, &fd, &st);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0) {
@@ -270,16 +271,16 @@ static int visit_open(struct files_ctx *ctx, const struct files_entry *e)
 
 /*
  * Opens the regular file that the O_PATH descriptor pfd refers to (st, from stat_opath()),
- * read-only, through /proc/self/fd: the same inode, whatever became of the name meanwhile.
- * Checks it is still that file and visits it.
+ * read-only, through /proc/self/fd, and visits it. The link resolves to pfd's own dentry,
+ * which we hold and nobody else can change: the file opened is that inode, whatever became of
+ * its name meanwhile, so it needs no second fstat.
  */
-static int visit_reopened(struct files_ctx *ctx, int pfd, const struct stat *expect,
+static int visit_reopened(struct files_ctx *ctx, int pfd, const struct stat *st,
 			  const char *path, const char *proc_link)
 {
 	_cleanup_close_ int fd = -1;
 	struct files_entry e;
 	char name[16];
-	struct stat st;
 
 	/* a directory descriptor of our own /proc/self/fd spares a walk of four names per file */
 	if (ctx->self_fd_dir <= 0)
@@ -295,15 +296,7 @@ static int visit_reopened(struct files_ctx *ctx, int pfd, const struct stat *exp
 		skip(ctx, skip_reason_of(errno));
 		return 0;
 	}
-	if (fstat_fd(fd, &st) < 0) {
-		skip(ctx, SKIP_ERROR);
-		return 0;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_dev != expect->st_dev || st.st_ino != expect->st_ino) {
-		skip(ctx, SKIP_VANISHED);
-		return 0;
-	}
-	e = (struct files_entry){ .fd = fd, .st = &st, .path = path, .proc_link = proc_link };
+	e = (struct files_entry){ .fd = fd, .st = st, .path = path, .proc_link = proc_link };
 	return visit_open(ctx, &e);
 }
 
@@ -403,19 +396,75 @@ static int read_fdinfo(int fdinfo_dir, const char *name, int *ret_flags, uint64_
 }
 
 /*
- * Descriptor name of a process. The magic link is followed with O_PATH, which opens nothing
- * (no device open, no FIFO, nothing asked of a FUSE daemon) and pins the inode; the open mode
- * comes from fdinfo, checked to describe that same inode on that same mount (the process may
- * have put another file at that number meanwhile), and the file is reopened read-only through
- * our own descriptor only if the process could have asked cachestat about it.
+ * The open mode of the process's descriptor name, as creds_may_cachestat() takes it, from the
+ * mode procfs gives the descriptor's link: owner read and write for FMODE_READ and FMODE_WRITE,
+ * neither for O_PATH. Unlike fdinfo, this is not tied to the file we hold: the process may put
+ * another file at that number meanwhile. -errno on failure.
  */
-static int visit_fd(struct files_ctx *ctx, const struct proc *p, int fd_dir, int fdinfo_dir,
+static int link_open_mode(int fd_dir, const char *name, int *ret_flags)
+{
+	struct stat st;
+
+	if (fstatat(fd_dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISLNK(st.st_mode))
+		return -EINVAL;
+	if (st.st_mode & S_IWUSR)
+		*ret_flags = st.st_mode & S_IRUSR ? O_RDWR : O_WRONLY;
+	else
+		*ret_flags = st.st_mode & S_IRUSR ? O_RDONLY : O_PATH;
+	return 0;
+}
+
+/*
+ * Whether the process could have asked cachestat about the file of its descriptor name, st and
+ * mnt_id being those of our O_PATH descriptor of it. Where its credentials suffice whatever
+ * descriptor it holds (owner, CAP_FOWNER, CAP_DAC_OVERRIDE, write permission), only O_PATH is
+ * ruled out, by the link's mode: a swap of the descriptor meanwhile could make us count a file
+ * that the process may ask about anyway, never another. Else the open mode comes from fdinfo,
+ * read at once with the inode and mount it describes, which must be those we hold. *fdinfo_dir
+ * is opened at the first need. 1 when it could, else 0 with the skip counted.
+ */
+static int fd_may_cachestat(struct files_ctx *ctx, const struct proc *p, int fd_dir,
+			    int *fdinfo_dir, const char *name, const struct stat *st,
+			    uint64_t mnt_id)
+{
+	uint64_t info_mnt = UINT64_MAX, info_ino = UINT64_MAX;
+	int flags = O_PATH, r; /* what nothing was read gives: nothing */
+
+	if (creds_may_cachestat_any_mode(&p->creds, st)) {
+		r = link_open_mode(fd_dir, name, &flags);
+	} else {
+		if (*fdinfo_dir < 0)
+			*fdinfo_dir = openat(p->dirfd, "fdinfo", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		r = *fdinfo_dir < 0 ? -errno : read_fdinfo(*fdinfo_dir, name, &flags, &info_mnt, &info_ino);
+		if (r == 0 && (info_ino != (uint64_t)st->st_ino || info_mnt != mnt_id))
+			r = -ESTALE;
+	}
+	if (r < 0) {
+		skip(ctx, SKIP_VANISHED);
+		return 0;
+	}
+	if (!creds_may_cachestat(&p->creds, flags, st)) {
+		skip(ctx, SKIP_NO_ACCESS);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * Descriptor name of a process. The magic link is followed with O_PATH, which opens nothing
+ * (no device open, no FIFO, nothing asked of a FUSE daemon) and pins the inode, and the file is
+ * reopened read-only through our own descriptor only if the process could have asked cachestat
+ * about it (fd_may_cachestat()).
+ */
+static int visit_fd(struct files_ctx *ctx, const struct proc *p, int fd_dir, int *fdinfo_dir,
 		    const char *name, const char *proc_link)
 {
 	_cleanup_close_ int pfd = -1;
-	uint64_t mnt_id, info_mnt, info_ino;
+	uint64_t mnt_id;
 	struct stat st;
-	int flags, r;
+	int r;
 
 	pfd = openat(fd_dir, name, O_PATH | O_CLOEXEC);
 	if (pfd < 0 || stat_opath(pfd, &st, &mnt_id) < 0) {
@@ -432,15 +481,8 @@ static int visit_fd(struct files_ctx *ctx, const struct proc *p, int fd_dir, int
 	}
 	if (fileset_contains(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino))
 		return 0;
-	r = read_fdinfo(fdinfo_dir, name, &flags, &info_mnt, &info_ino);
-	if (r < 0 || info_ino != (uint64_t)st.st_ino || info_mnt != mnt_id) {
-		skip(ctx, SKIP_VANISHED);
+	if (!fd_may_cachestat(ctx, p, fd_dir, fdinfo_dir, name, &st, mnt_id))
 		return 0;
-	}
-	if (!creds_may_cachestat(&p->creds, flags, &st)) {
-		skip(ctx, SKIP_NO_ACCESS);
-		return 0;
-	}
 	r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 	if (r <= 0)
 		return r;
@@ -467,9 +509,6 @@ static int scan_fds(struct files_ctx *ctx, const struct proc *p)
 		close(fd);
 		return -err;
 	}
-	fdinfo = openat(p->dirfd, "fdinfo", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fdinfo < 0)
-		return -errno;
 	rel_len = (size_t)snprintf(link, sizeof(link), "%d/fd/", (int)p->pid);
 	while ((de = readdir(d))) {
 		int r;
@@ -483,7 +522,7 @@ static int scan_fds(struct files_ctx *ctx, const struct proc *p)
 		}
 		/* "PID/fd/" is in place: an entry costs a copy of its name, not a snprintf() */
 		memcpy(link + rel_len, de->d_name, strnlen(de->d_name, sizeof(de->d_name) - 1) + 1);
-		r = visit_fd(ctx, p, dirfd(d), fdinfo, de->d_name, link);
+		r = visit_fd(ctx, p, dirfd(d), &fdinfo, de->d_name, link);
 		if (r < 0)
 			return r;
 	}

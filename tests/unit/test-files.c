@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <signal.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -299,6 +301,90 @@ static void test_special_files_never_opened(void **state)
 	unlink(fifo);
 }
 
+/*
+ * The permission rule against what an unprivileged process holds, its descriptors opened as root
+ * before it became nobody: root's file read-only (not reported: it could not ask), root's file
+ * open for writing (reported: FMODE_WRITE, known from fdinfo only), a file anyone may write and
+ * its own file (reported, whatever the descriptor), its own file by O_PATH alone (not reported:
+ * O_PATH gives nothing, even to the owner). Needs root to make the nobody process.
+ */
+static void test_holder_rule(void **state)
+{
+	static const char *const names[] = { "h-rootro", "h-rootw", "h-worldw", "h-own", "h-ownpath" };
+	int sync_fd[2], fds[5], status;
+	struct files_ctx ctx;
+	struct seen s;
+	char p[300], c;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("skipped: making a nobody process needs root\n");
+		skip();
+	}
+	for (size_t i = 0; i < 5; i++) {
+		put(names[i], 100);
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		assert_int_equal(chmod(p, i == 2 ? 0666 : 0644), 0);
+		if (i >= 3)
+			assert_int_equal(chown(p, 65534, 65534), 0);
+		fds[i] = open(p, (i == 1 ? O_WRONLY : i == 4 ? O_PATH : O_RDONLY) | O_CLOEXEC);
+		assert_true(fds[i] >= 0);
+	}
+	assert_int_equal(pipe2(sync_fd, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* nobody, no groups, no capabilities; the descriptors stay */
+		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(1);
+		if (write(sync_fd[1], "r", 1) != 1)
+			_exit(2);
+		for (;;)
+			pause();
+	}
+	for (size_t i = 0; i < 5; i++)
+		close(fds[i]);
+	close(sync_fd[1]);
+	assert_int_equal(read(sync_fd[0], &c, 1), 1);
+	close(sync_fd[0]);
+
+	ctx_init(&ctx, &s);
+	assert_int_equal(files_scan_pid(&ctx, pid), 0);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_false(saw(&s, "/h-rootro"));
+	assert_true(saw(&s, "/h-rootw"));
+	assert_true(saw(&s, "/h-worldw"));
+	assert_true(saw(&s, "/h-own"));
+	assert_false(saw(&s, "/h-ownpath"));
+	/* root's file read-only and the O_PATH one; its binary and libraries are root's too */
+	assert_true(ctx.skipped[SKIP_NO_ACCESS] >= 2);
+	ctx_done(&ctx);
+}
+
+/* Root holding a file by O_PATH alone: not reported either, whatever root could open. */
+static void test_root_opath(void **state)
+{
+	struct files_ctx ctx;
+	struct seen s;
+	char p[300];
+	int fd;
+
+	(void)state;
+	put("r-path", 100);
+	snprintf(p, sizeof(p), "%s/r-path", dir);
+	fd = open(p, O_PATH | O_CLOEXEC);
+	assert_true(fd >= 0);
+	ctx_init(&ctx, &s);
+	assert_int_equal(files_scan_pid(&ctx, getpid()), 0);
+	assert_false(saw(&s, "/r-path"));
+	assert_true(saw(&s, "/test-files")); /* the scan did see the process's files */
+	ctx_done(&ctx);
+	close(fd);
+}
+
 /* Only EPERM says map_files is closed; an unreadable file or a gone process is counted. */
 /*
  * A cgroup's share of the scan time: up to the deadline less a reserve for each cgroup after
@@ -421,6 +507,8 @@ int main(void)
 		cmocka_unit_test(test_deadline),
 		cmocka_unit_test(test_scan_own_pid),
 		cmocka_unit_test(test_special_files_never_opened),
+		cmocka_unit_test(test_holder_rule),
+		cmocka_unit_test(test_root_opath),
 		cmocka_unit_test(test_map_files_closed),
 		cmocka_unit_test(test_cgroup_share),
 		cmocka_unit_test(test_map_files_fallback),
