@@ -430,20 +430,28 @@ struct proc {
 	struct creds creds;
 };
 
-/* Parses "flags:", "mnt_id:" and "ino:" of /proc/PID/fdinfo/N. */
+/*
+ * Parses "flags:", "mnt_id:" and "ino:" of /proc/PID/fdinfo/N. One read: procfs formats the
+ * record whole, and these lines come first (lock and file-specific lines follow), so the
+ * first kilobyte holds them and a read to the end would cost one more call per file.
+ */
 static int read_fdinfo(int fdinfo_dir, const char *name, int *ret_flags, uint64_t *ret_mnt_id,
 		       uint64_t *ret_ino)
 {
-	_cleanup_free_ char *buf = NULL;
+	_cleanup_close_ int fd = -1;
 	unsigned long long mnt, ino;
 	unsigned flags;
+	char buf[1024];
 	const char *p;
-	size_t len;
-	int r;
+	ssize_t n;
 
-	r = read_file_at(fdinfo_dir, name, &buf, &len);
-	if (r < 0)
-		return r;
+	fd = openat(fdinfo_dir, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
 	p = strstr(buf, "flags:");
 	if (!p || sscanf(p, "flags: %o", &flags) != 1)
 		return -EINVAL;
