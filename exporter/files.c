@@ -508,8 +508,10 @@ static int fd_may_cachestat(struct files_ctx *ctx, const struct proc *p, int fd_
 		r = link_open_mode(fd_dir, name, &flags);
 	} else {
 		if (*fdinfo_dir < 0)
-			*fdinfo_dir = openat(p->dirfd, "fdinfo", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		r = *fdinfo_dir < 0 ? -errno : read_fdinfo(*fdinfo_dir, name, &flags, &info_mnt, &info_ino);
+			*fdinfo_dir = openat(p->dirfd, "fdinfo",
+					     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		r = *fdinfo_dir < 0 ? -errno
+				    : read_fdinfo(*fdinfo_dir, name, &flags, &info_mnt, &info_ino);
 		if (r == 0 && (info_ino != (uint64_t)st->st_ino || info_mnt != mnt_id))
 			r = -ESTALE;
 	}
@@ -890,7 +892,10 @@ static int sealed_stat(int fd, const struct stat *expect, struct stat *ret)
 	if (size < 0)
 		return errno == ESPIPE ? -ENXIO : -errno;
 	*ret = (struct stat){
-		.st_dev = expect->st_dev, .st_ino = expect->st_ino, .st_mode = S_IFREG, .st_size = size
+		.st_dev = expect->st_dev,
+		.st_ino = expect->st_ino,
+		.st_mode = S_IFREG,
+		.st_size = size,
 	};
 	return 0;
 }

@@ -149,7 +149,9 @@ int filecache_put(struct filecache *c, uint64_t dev, uint64_t ino, uint64_t size
 	e = cache_find(c, dev, ino);
 	if (!e->used)
 		c->n++;
-	*e = (struct filecache_entry){ .dev = dev, .ino = ino, .size = size, .cs = *cs, .used = true };
+	*e = (struct filecache_entry){
+		.dev = dev, .ino = ino, .size = size, .cs = *cs, .used = true
+	};
 	return 0;
 }
 

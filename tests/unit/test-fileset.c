@@ -81,6 +81,7 @@ static void test_neighbours(void **state)
 /* The scan's table of cachestat answers: by (device, inode), (0, 0) included, through growth. */
 static void test_filecache(void **state)
 {
+	struct pagecache_cachestat seven = { .nr_cache = 7 };
 	struct filecache c = { 0 };
 	const struct filecache_entry *e;
 
@@ -102,7 +103,7 @@ static void test_filecache(void **state)
 		assert_null(filecache_get(&c, i % 3 + 1, i)); /* same inode, other device */
 	}
 	/* an update replaces the answer, it adds no entry */
-	assert_int_equal(filecache_put(&c, 0, 0, 1, &(struct pagecache_cachestat){ .nr_cache = 7 }), 0);
+	assert_int_equal(filecache_put(&c, 0, 0, 1, &seven), 0);
 	assert_int_equal(c.n, 1000);
 	assert_int_equal(filecache_get(&c, 0, 0)->cs.nr_cache, 7);
 	filecache_done(&c);
