@@ -348,14 +348,16 @@ static void test_special_files_never_opened(void **state)
  * The permission rule against what an unprivileged process holds, its descriptors opened as root
  * before it became nobody: root's file read-only (not reported: it could not ask), root's file
  * open for writing (reported: FMODE_WRITE, known from fdinfo only), a file anyone may write and
- * its own file (reported, whatever the descriptor), its own file by O_PATH alone (not reported:
- * O_PATH gives nothing, even to the owner). Needs root to make the nobody process.
+ * its own file read-only or write-only (reported, whatever the descriptor), its own file by
+ * O_PATH alone (not reported: O_PATH gives nothing, even to the owner). Needs root to make the
+ * nobody process.
  */
 static void test_holder_rule(void **state)
 {
 	static const char *const names[] = { "h-rootro", "h-rootw", "h-worldw", "h-own",
-					     "h-ownpath" };
-	int sync_fd[2], fds[5], status;
+					     "h-ownpath", "h-ownw" };
+	static const int modes[] = { O_RDONLY, O_WRONLY, O_RDONLY, O_RDONLY, O_PATH, O_WRONLY };
+	int sync_fd[2], fds[6], status;
 	struct files_ctx ctx;
 	struct seen s;
 	char p[300], c;
@@ -366,13 +368,13 @@ static void test_holder_rule(void **state)
 		print_message("skipped: making a nobody process needs root\n");
 		skip();
 	}
-	for (size_t i = 0; i < 5; i++) {
+	for (size_t i = 0; i < 6; i++) {
 		put(names[i], 100);
 		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
 		assert_int_equal(chmod(p, i == 2 ? 0666 : 0644), 0);
 		if (i >= 3)
 			assert_int_equal(chown(p, 65534, 65534), 0);
-		fds[i] = open(p, (i == 1 ? O_WRONLY : i == 4 ? O_PATH : O_RDONLY) | O_CLOEXEC);
+		fds[i] = open(p, modes[i] | O_CLOEXEC);
 		assert_true(fds[i] >= 0);
 	}
 	assert_int_equal(pipe2(sync_fd, O_CLOEXEC), 0);
@@ -388,7 +390,7 @@ static void test_holder_rule(void **state)
 		for (;;)
 			pause();
 	}
-	for (size_t i = 0; i < 5; i++)
+	for (size_t i = 0; i < 6; i++)
 		close(fds[i]);
 	close(sync_fd[1]);
 	assert_int_equal(read(sync_fd[0], &c, 1), 1);
@@ -403,6 +405,7 @@ static void test_holder_rule(void **state)
 	assert_true(saw(&s, "/h-worldw"));
 	assert_true(saw(&s, "/h-own"));
 	assert_false(saw(&s, "/h-ownpath"));
+	assert_true(saw(&s, "/h-ownw"));
 	/* root's file read-only and the O_PATH one; its binary and libraries are root's too */
 	assert_true(ctx.skipped[SKIP_NO_ACCESS] >= 2);
 	ctx_done(&ctx);
