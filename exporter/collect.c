@@ -70,9 +70,16 @@ bool scan_active(const struct collect_scan *scan, const char *name, size_t *ret_
 
 void scan_file_counted(struct collect_scan *scan, const struct collect_file *f)
 {
-	for (size_t i = 0; i < registry_count(); i++)
-		if (scan->active[i] && registry_get(i)->file_counted)
-			registry_get(i)->file_counted(scan->state[i], f);
+	/* once per file counted: the registry is asked only about the collectors taking part */
+	for (size_t i = 0, n = registry_count(); i < n; i++) {
+		const struct collector_def *def;
+
+		if (!scan->active[i])
+			continue;
+		def = registry_get(i);
+		if (def->file_counted)
+			def->file_counted(scan->state[i], f);
+	}
 }
 
 static double seconds_since(uint64_t start_ns)

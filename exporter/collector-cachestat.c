@@ -79,7 +79,7 @@ static int visit_file(struct files_ctx *fc, const struct files_entry *e)
 	struct snap_file file;
 	int r;
 
-	r = pagecache_stat(cs->scan->pc, e->fd, &st);
+	r = files_cachestat(fc, cs->scan->pc, e, &st);
 	if (r < 0) {
 		enum skip_reason why = r == -EPERM	  ? SKIP_EPERM
 				       : r == -EOPNOTSUPP ? SKIP_UNSUPPORTED

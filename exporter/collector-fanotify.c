@@ -186,7 +186,7 @@ static int visit_recent(struct files_ctx *fc, const struct files_entry *e)
 	if (fs->held_cg == fs->cur &&
 	    fileset_contains(&fs->held, (uint64_t)e->st->st_dev, (uint64_t)e->st->st_ino))
 		return 0; /* held open: counted by cachestat already */
-	r = pagecache_stat(fs->scan->pc, e->fd, &st);
+	r = files_cachestat(fc, fs->scan->pc, e, &st);
 	if (r < 0) {
 		fc->skipped[r == -EPERM ? SKIP_EPERM : r == -EOPNOTSUPP ? SKIP_UNSUPPORTED : SKIP_ERROR]++;
 		return 0;

@@ -148,6 +148,11 @@ bool creds_may_cachestat(const struct creds *c, int open_flags, const struct sta
 	return owner_or_writer(c, st);
 }
 
+bool creds_may_cachestat_any_mode(const struct creds *c, const struct stat *st)
+{
+	return owner_or_writer(c, st); /* all a read-only descriptor needs */
+}
+
 bool creds_may_cachestat_mapping(const struct creds *c, const char *perms, const struct stat *st)
 {
 	if (strlen(perms) >= 4 && perms[1] == 'w' && perms[3] == 's')

@@ -39,6 +39,14 @@ void creds_done(struct creds *c);
 bool creds_may_cachestat(const struct creds *c, int open_flags, const struct stat *st);
 
 /*
+ * Whether the process's credentials alone let it ask about the file through any descriptor it
+ * holds but an O_PATH one (owner, CAP_FOWNER, CAP_DAC_OVERRIDE, or write permission): then
+ * creds_may_cachestat() needs of the open mode only whether it is O_PATH, and the scan need
+ * not read the descriptor's flags from fdinfo.
+ */
+bool creds_may_cachestat_any_mode(const struct creds *c, const struct stat *st);
+
+/*
  * Through a mapping with the permissions maps prints ("rw-s"): a shared writable mapping was
  * made from a descriptor open for writing; any other is judged as mincore(2) judges it.
  */

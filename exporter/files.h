@@ -17,11 +17,15 @@
 #include "creds.h"
 #include "fileset.h"
 #include "fstypes.h"
+#include "pagecache.h"
 #include "snapshot.h"
 
 struct files_ctx;
 
-/* One file, open: fd and st are valid during the visit only. */
+/*
+ * One file, open: fd and st are valid during the visit only. fd is -1 for a file whose
+ * cachestat(2) answer is known already this scan: files_cachestat() gives it.
+ */
 struct files_entry {
 	int fd;
 	const struct stat *st;
@@ -40,12 +44,14 @@ struct files_ctx {
 	struct fstypes *fstypes; /* file systems not to touch; NULL: none */
 
 	struct fileset seen;         /* cleared between cgroups (files_cgroup_begin) */
+	struct filecache cache;      /* the large files' cachestat answers, for the whole scan */
 	uint64_t budget;             /* descriptors, mappings and files that may still be looked at */
 	uint64_t deadline_ns;        /* of the scan, CLOCK_MONOTONIC; 0 for none */
 	uint64_t slice_deadline_ns;  /* of this cgroup's share of the scan time; 0 for none */
 	uint64_t reserve_ns;         /* kept for each cgroup still to come */
 	bool timed_out;              /* set once the scan's deadline passed */
 	bool slice_out;              /* set once this cgroup's share ran out */
+	unsigned clock_skip;         /* files to charge before the clock is read again */
 	uint64_t skipped[_SKIP_MAX]; /* added to by every call */
 	char self_userns[64];        /* our user namespace, to judge others' capabilities */
 	int self_fd_dir;             /* /proc/self/fd, opened at the first reopen; 0: not yet */
@@ -86,6 +92,14 @@ int files_scan_pid(struct files_ctx *ctx, pid_t pid);
 
 /* A configured path: file, directory (recursively, one file system, no symlinks) or glob. */
 int files_scan_path(struct files_ctx *ctx, const char *pattern);
+
+/*
+ * cachestat(2) of an entry's file, as pagecache_stat() returns it. A large file's answer (the
+ * kernel visits each of its cached pages) is remembered for the rest of the scan: a file counted
+ * in several cgroups is then not asked about, nor even opened, again.
+ */
+int files_cachestat(struct files_ctx *ctx, const struct pagecache *pc, const struct files_entry *e,
+		    struct pagecache_cachestat *ret);
 
 /* The path of an entry: its path, or what its proc link points to. Caller frees; NULL on error. */
 char *files_entry_name(const struct files_ctx *ctx, const struct files_entry *e);

@@ -107,3 +107,66 @@ void fileset_done(struct fileset *s)
 	free(s->slots);
 	*s = (struct fileset){ 0 };
 }
+
+/* The slot of (dev, ino), or the free slot where it would go. cap must be non-zero. */
+static struct filecache_entry *cache_find(const struct filecache *c, uint64_t dev, uint64_t ino)
+{
+	size_t mask = c->cap - 1, i = (size_t)mix(dev, ino) & mask;
+
+	while (c->slots[i].used && (c->slots[i].dev != dev || c->slots[i].ino != ino))
+		i = (i + 1) & mask;
+	return &c->slots[i];
+}
+
+static int cache_grow(struct filecache *c)
+{
+	size_t ncap = c->cap ? c->cap * 2 : 64;
+	struct filecache_entry *slots = calloc(ncap, sizeof(*slots)), *old = c->slots;
+	size_t ocap = c->cap;
+
+	if (!slots)
+		return -ENOMEM;
+	c->slots = slots;
+	c->cap = ncap;
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].used)
+			*cache_find(c, old[i].dev, old[i].ino) = old[i];
+	free(old);
+	return 0;
+}
+
+int filecache_put(struct filecache *c, uint64_t dev, uint64_t ino, uint64_t size,
+		  const struct pagecache_cachestat *cs)
+{
+	struct filecache_entry *e;
+
+	if ((c->n + 1) * 2 > c->cap) {
+		int r = cache_grow(c);
+
+		if (r < 0)
+			return r;
+	}
+	e = cache_find(c, dev, ino);
+	if (!e->used)
+		c->n++;
+	*e = (struct filecache_entry){
+		.dev = dev, .ino = ino, .size = size, .cs = *cs, .used = true
+	};
+	return 0;
+}
+
+const struct filecache_entry *filecache_get(const struct filecache *c, uint64_t dev, uint64_t ino)
+{
+	const struct filecache_entry *e;
+
+	if (c->n == 0)
+		return NULL;
+	e = cache_find(c, dev, ino);
+	return e->used ? e : NULL;
+}
+
+void filecache_done(struct filecache *c)
+{
+	free(c->slots);
+	*c = (struct filecache){ 0 };
+}

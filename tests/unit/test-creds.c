@@ -82,9 +82,17 @@ static void test_rule(void **state)
 	assert_false(creds_may_cachestat_mapping(&c, "rw-p", &root644));
 	assert_false(creds_may_cachestat_mapping(&c, "r--s", &root644));
 	assert_true(creds_may_cachestat_mapping(&c, "r-xp", &own400));
+	/* the credentials alone: owner or writer by the mode, whatever the descriptor */
+	assert_true(creds_may_cachestat_any_mode(&c, &own400));
+	assert_true(creds_may_cachestat_any_mode(&c, &root666));
+	assert_true(creds_may_cachestat_any_mode(&c, &grp664));
+	assert_false(creds_may_cachestat_any_mode(&c, &root644));
+	assert_false(creds_may_cachestat_any_mode(&c, &grp646));
 	/* capabilities */
 	c.cap_fowner = true;
 	assert_true(creds_may_cachestat(&c, O_RDONLY, &root600));
+	assert_true(creds_may_cachestat_any_mode(&c, &root600));
+	assert_false(creds_may_cachestat(&c, O_PATH, &root600));
 	c.cap_fowner = false;
 	c.cap_dac_override = true;
 	assert_true(creds_may_cachestat_mapping(&c, "r--p", &root600));

@@ -13,9 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <signal.h>
 #include <sys/inotify.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -232,6 +236,36 @@ static void test_deadline(void **state)
 	ctx_done(&ctx);
 }
 
+/* A visitor that puts the scan's deadline in the past at its first file. */
+static int expire(struct files_ctx *ctx, const struct files_entry *e)
+{
+	ctx->deadline_ns = 1;
+	return record(ctx, e);
+}
+
+/* A deadline passed during a walk stops it within the files between two looks at the clock. */
+static void test_deadline_during_walk(void **state)
+{
+	struct files_ctx ctx;
+	struct seen s;
+	char d[300], name[64];
+
+	(void)state;
+	snprintf(d, sizeof(d), "%s/many", dir);
+	assert_int_equal(mkdir(d, 0755), 0);
+	for (int i = 0; i < 50; i++) {
+		snprintf(name, sizeof(name), "many/f%02d", i);
+		put(name, 10);
+	}
+	ctx_init(&ctx, &s);
+	ctx.visit = expire;
+	ctx.deadline_ns = files_now_ns() + 3600ULL * 1000000000ULL;
+	assert_int_equal(files_scan_path(&ctx, d), 0);
+	assert_true(ctx.timed_out);
+	assert_true(s.n >= 1 && s.n <= 16);
+	ctx_done(&ctx);
+}
+
 /* This process: a file it holds open, one it deleted, and its mapped binary. */
 static void test_scan_own_pid(void **state)
 {
@@ -272,20 +306,29 @@ static void test_special_files_never_opened(void **state)
 {
 	struct files_ctx ctx;
 	struct seen s;
-	char fifo[300], ev[4096];
+	char fifo[300], null[300], ev[4096];
 	int in, fd_fifo, fd_null;
 	ssize_t n;
 
 	(void)state;
 	snprintf(fifo, sizeof(fifo), "%s/held.fifo", dir);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
+	/* a node of its own for the null device: anyone may open /dev/null meanwhile */
+	snprintf(null, sizeof(null), "%s/held.null", dir);
+	fd_null = -1;
+	if (mknod(null, S_IFCHR | 0600, makedev(1, 3)) == 0)
+		fd_null = open(null, O_RDONLY | O_CLOEXEC);
+	if (fd_null < 0) { /* without CAP_MKNOD, or on a nodev mount */
+		unlink(null);
+		snprintf(null, sizeof(null), "/dev/null");
+		fd_null = open(null, O_RDONLY | O_CLOEXEC);
+	}
 	fd_fifo = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC); /* a FIFO held by its own reader */
-	fd_null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	assert_true(fd_fifo >= 0 && fd_null >= 0);
 	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	assert_true(in >= 0);
 	assert_true(inotify_add_watch(in, fifo, IN_OPEN) >= 0);
-	assert_true(inotify_add_watch(in, "/dev/null", IN_OPEN) >= 0);
+	assert_true(inotify_add_watch(in, null, IN_OPEN) >= 0);
 
 	ctx_init(&ctx, &s);
 	assert_int_equal(files_scan_pid(&ctx, getpid()), 0);
@@ -297,6 +340,228 @@ static void test_special_files_never_opened(void **state)
 	close(fd_fifo);
 	close(fd_null);
 	unlink(fifo);
+	if (strcmp(null, "/dev/null") != 0)
+		unlink(null);
+}
+
+/*
+ * The permission rule against what an unprivileged process holds, its descriptors opened as root
+ * before it became nobody: root's file read-only (not reported: it could not ask), root's file
+ * open for writing (reported: FMODE_WRITE, known from fdinfo only), a file anyone may write and
+ * its own file read-only or write-only (reported, whatever the descriptor), its own file by
+ * O_PATH alone (not reported: O_PATH gives nothing, even to the owner). Needs root to make the
+ * nobody process.
+ */
+static void test_holder_rule(void **state)
+{
+	static const char *const names[] = { "h-rootro", "h-rootw", "h-worldw", "h-own",
+					     "h-ownpath", "h-ownw" };
+	static const int modes[] = { O_RDONLY, O_WRONLY, O_RDONLY, O_RDONLY, O_PATH, O_WRONLY };
+	int sync_fd[2], fds[6], status;
+	struct files_ctx ctx;
+	struct seen s;
+	char p[300], c;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("skipped: making a nobody process needs root\n");
+		skip();
+	}
+	for (size_t i = 0; i < 6; i++) {
+		put(names[i], 100);
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		assert_int_equal(chmod(p, i == 2 ? 0666 : 0644), 0);
+		if (i >= 3)
+			assert_int_equal(chown(p, 65534, 65534), 0);
+		fds[i] = open(p, modes[i] | O_CLOEXEC);
+		assert_true(fds[i] >= 0);
+	}
+	assert_int_equal(pipe2(sync_fd, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* nobody, no groups, no capabilities; the descriptors stay */
+		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(1);
+		if (write(sync_fd[1], "r", 1) != 1)
+			_exit(2);
+		for (;;)
+			pause();
+	}
+	for (size_t i = 0; i < 6; i++)
+		close(fds[i]);
+	close(sync_fd[1]);
+	assert_int_equal(read(sync_fd[0], &c, 1), 1);
+	close(sync_fd[0]);
+
+	ctx_init(&ctx, &s);
+	assert_int_equal(files_scan_pid(&ctx, pid), 0);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_false(saw(&s, "/h-rootro"));
+	assert_true(saw(&s, "/h-rootw"));
+	assert_true(saw(&s, "/h-worldw"));
+	assert_true(saw(&s, "/h-own"));
+	assert_false(saw(&s, "/h-ownpath"));
+	assert_true(saw(&s, "/h-ownw"));
+	/* root's file read-only and the O_PATH one; its binary and libraries are root's too */
+	assert_true(ctx.skipped[SKIP_NO_ACCESS] >= 2);
+	ctx_done(&ctx);
+}
+
+/* Root holding a file by O_PATH alone: not reported either, whatever root could open. */
+static void test_root_opath(void **state)
+{
+	struct files_ctx ctx;
+	struct seen s;
+	char p[300];
+	int fd;
+
+	(void)state;
+	put("r-path", 100);
+	snprintf(p, sizeof(p), "%s/r-path", dir);
+	fd = open(p, O_PATH | O_CLOEXEC);
+	assert_true(fd >= 0);
+	ctx_init(&ctx, &s);
+	assert_int_equal(files_scan_pid(&ctx, getpid()), 0);
+	assert_false(saw(&s, "/r-path"));
+	assert_true(saw(&s, "/test-files")); /* the scan did see the process's files */
+	ctx_done(&ctx);
+	close(fd);
+}
+
+/* cachestat(2) calls made through the fake below */
+static int n_cachestat;
+
+static long counting_syscall(long nr, ...)
+{
+	va_list ap;
+	long a[5];
+
+	va_start(ap, nr);
+	for (int i = 0; i < 5; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	n_cachestat += nr == PAGECACHE_NR_CACHESTAT;
+	return syscall(nr, a[0], a[1], a[2], a[3], a[4]);
+}
+
+/* A visitor that asks cachestat as the collector does, and notes how big.dat came each time. */
+struct asked {
+	struct pagecache pc;
+	int n_big;
+	uint64_t big_cached[4]; /* its nr_cache */
+	bool big_fd[4];         /* opened */
+	bool big_call[4];       /* asked of the kernel */
+};
+
+static int ask(struct files_ctx *ctx, const struct files_entry *e)
+{
+	struct asked *a = ctx->userdata;
+	struct pagecache_cachestat cs;
+	char *name = files_entry_name(ctx, e);
+	int calls = n_cachestat;
+
+	assert_non_null(name);
+	assert_int_equal(files_cachestat(ctx, &a->pc, e, &cs), 0);
+	if (strstr(name, "/big.dat") && a->n_big < 4) {
+		a->big_cached[a->n_big] = cs.nr_cache;
+		a->big_fd[a->n_big] = e->fd >= 0;
+		a->big_call[a->n_big++] = n_cachestat > calls;
+	}
+	free(name);
+	return 0;
+}
+
+/* Resident pages of a file by mincore(2): the oracle for cachestat's nr_cache. */
+static uint64_t resident_pages(const char *path, size_t size)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	size_t pages = (size + (size_t)ps - 1) / (size_t)ps;
+	unsigned char vec[1024];
+	uint64_t n = 0;
+	void *m;
+	int fd;
+
+	assert_true(pages <= sizeof(vec));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	m = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(mincore(m, size, vec), 0);
+	for (size_t i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	munmap(m, size);
+	close(fd);
+	return n;
+}
+
+/*
+ * A large file counted in three cgroups (by a walk, the walk again, a descriptor held): the
+ * kernel is asked about it once, and every cgroup gets the numbers mincore gives. The held
+ * descriptor's file is not even reopened: inotify counts two opens, the two walks'.
+ */
+static void test_large_file_asked_once(void **state)
+{
+	size_t big = 2 << 20;
+	struct files_ctx ctx;
+	struct asked a = { 0 };
+	char d[300], p[320], ev[4096];
+	int in, held, opens = 0, calls;
+	uint64_t want;
+	ssize_t n;
+
+	(void)state;
+	if (pagecache_probe_default(&a.pc) < 0 || a.pc.abi == PAGECACHE_ABI_NONE) {
+		print_message("skipped: no cachestat(2) in this kernel\n");
+		skip();
+	}
+	a.pc.sys = counting_syscall;
+	snprintf(d, sizeof(d), "%s/bigdir", dir);
+	assert_int_equal(mkdir(d, 0755), 0);
+	put("bigdir/big.dat", big);
+	put("bigdir/small.dat", 100);
+	snprintf(p, sizeof(p), "%s/big.dat", d);
+	want = resident_pages(p, big);
+	assert_true(want > 0);
+	held = open(p, O_RDONLY | O_CLOEXEC);
+	assert_true(held >= 0);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(in >= 0);
+	assert_true(inotify_add_watch(in, d, IN_OPEN) >= 0);
+
+	ctx = (struct files_ctx){ .procfs_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC),
+				    .visit = ask, .userdata = &a, .budget = 1000 };
+	assert_true(ctx.procfs_fd >= 0);
+	assert_int_equal(files_scan_path(&ctx, d), 0);
+	/* the next cgroup: the set is cleared, not the answers */
+	files_cgroup_begin(&ctx, 1000, 1);
+	calls = n_cachestat;
+	assert_int_equal(files_scan_path(&ctx, d), 0);
+	assert_int_equal(n_cachestat - calls, 1); /* small.dat, asked again */
+	files_cgroup_begin(&ctx, 1000, 1);
+	assert_int_equal(files_scan_pid(&ctx, getpid()), 0);
+	assert_int_equal(a.n_big, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(a.big_cached[i], want);
+		assert_int_equal(a.big_call[i], i == 0);
+		assert_int_equal(a.big_fd[i], i < 2);
+	}
+	while ((n = read(in, ev, sizeof(ev))) > 0) {
+		for (char *q = ev; q < ev + n;) {
+			const struct inotify_event *iev = (const struct inotify_event *)q;
+
+			opens += iev->len > 0 && strcmp(iev->name, "big.dat") == 0;
+			q += sizeof(*iev) + iev->len;
+		}
+	}
+	assert_int_equal(opens, 2);
+	files_ctx_done(&ctx);
+	close(ctx.procfs_fd);
+	close(in);
+	close(held);
 }
 
 /* Only EPERM says map_files is closed; an unreadable file or a gone process is counted. */
@@ -419,8 +684,12 @@ int main(void)
 		cmocka_unit_test(test_glob_symlink),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_deadline),
+		cmocka_unit_test(test_deadline_during_walk),
 		cmocka_unit_test(test_scan_own_pid),
 		cmocka_unit_test(test_special_files_never_opened),
+		cmocka_unit_test(test_holder_rule),
+		cmocka_unit_test(test_root_opath),
+		cmocka_unit_test(test_large_file_asked_once),
 		cmocka_unit_test(test_map_files_closed),
 		cmocka_unit_test(test_cgroup_share),
 		cmocka_unit_test(test_map_files_fallback),

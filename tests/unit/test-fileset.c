@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Deduplication by (device, inode). */
+/* Deduplication by (device, inode), and the scan's table of cachestat answers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -78,6 +78,38 @@ static void test_neighbours(void **state)
 	fileset_done(&s);
 }
 
+/* The scan's table of cachestat answers: by (device, inode), (0, 0) included, through growth. */
+static void test_filecache(void **state)
+{
+	struct pagecache_cachestat seven = { .nr_cache = 7 };
+	struct filecache c = { 0 };
+	const struct filecache_entry *e;
+
+	(void)state;
+	assert_null(filecache_get(&c, 0, 0));
+	for (uint64_t i = 0; i < 1000; i++) {
+		struct pagecache_cachestat cs = { .nr_cache = i, .nr_dirty = i * 2 };
+
+		assert_int_equal(filecache_put(&c, i % 3, i, i * 4096, &cs), 0);
+	}
+	assert_int_equal(c.n, 1000);
+	assert_true(c.cap >= 2000);
+	for (uint64_t i = 0; i < 1000; i++) {
+		e = filecache_get(&c, i % 3, i);
+		assert_non_null(e);
+		assert_int_equal(e->cs.nr_cache, i);
+		assert_int_equal(e->cs.nr_dirty, i * 2);
+		assert_int_equal(e->size, i * 4096);
+		assert_null(filecache_get(&c, i % 3 + 1, i)); /* same inode, other device */
+	}
+	/* an update replaces the answer, it adds no entry */
+	assert_int_equal(filecache_put(&c, 0, 0, 1, &seven), 0);
+	assert_int_equal(c.n, 1000);
+	assert_int_equal(filecache_get(&c, 0, 0)->cs.nr_cache, 7);
+	filecache_done(&c);
+	assert_null(filecache_get(&c, 0, 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -85,6 +117,7 @@ int main(void)
 		cmocka_unit_test(test_zero_pair),
 		cmocka_unit_test(test_many_and_clear),
 		cmocka_unit_test(test_neighbours),
+		cmocka_unit_test(test_filecache),
 	};
 
 	return cmocka_run_group_tests_name("fileset", tests, NULL, NULL);
