@@ -162,14 +162,15 @@ static int scan_begin(struct collect_scan *scan, const struct collector_options 
 
 		if (!opts->enable[i])
 			continue;
+		/* before scan_begin, which may already fail it */
+		scan->snap->collectors[i] = (struct snap_collector){ .success = true };
 		if (def->scan_begin)
 			r = def->scan_begin(scan, i, &scan->state[i]);
 		if (r < 0)
 			return r;
 		scan->active[i] = r > 0;
-		scan->snap->collectors[i] = (struct snap_collector){
-			.enabled = r > 0, .reported = r > 0 && def->reported, .success = true
-		};
+		scan->snap->collectors[i].enabled = r > 0;
+		scan->snap->collectors[i].reported = r > 0 && def->reported;
 	}
 	return 0;
 }

@@ -95,9 +95,11 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+static const char *procfs = "/proc";
+
 static struct collector *make(enum pagecache_abi abi, const char *config_json)
 {
-	struct collector_options o = { .cgroupfs = root, .procfs = "/proc" };
+	struct collector_options o = { .cgroupfs = root, .procfs = procfs };
 	struct pagecache pc = { .abi = abi, .sys = fake_cachestat };
 	struct collector *c = NULL;
 	struct config *cfg = NULL;
@@ -264,6 +266,24 @@ static void test_abi_none(void **state)
 	collector_free(c);
 }
 
+/* A collector that fails as its scan begins (cachestat without /proc) reports the failure. */
+static void test_fail_at_begin(void **state)
+{
+	struct collector *c;
+	struct snapshot *s = NULL;
+
+	(void)state;
+	procfs = "/nonexistent-procfs";
+	c = make(PAGECACHE_ABI_MAINLINE, NULL);
+	procfs = "/proc";
+	assert_int_equal(collector_scan(c, &s), 0);
+	assert_false(snapshot_collector(s, "cachestat")->success);
+	assert_true(snapshot_collector(s, "memstat")->success);
+	assert_non_null(s->problem);
+	snapshot_unref(s);
+	collector_free(c);
+}
+
 /* A config swapped in between scans applies to the next one. */
 static void test_set_config(void **state)
 {
@@ -293,6 +313,7 @@ int main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_scan_cap),
 		cmocka_unit_test(test_abi_none),
+		cmocka_unit_test(test_fail_at_begin),
 		cmocka_unit_test(test_set_config),
 	};
 
