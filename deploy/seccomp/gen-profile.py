@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Writes the exporter's container seccomp profile: a runtime's default profile, with the system
 calls the exporter's own filter allows (exporter/privs.c) that the default lacks added to its
-unconditional allow list, cachestat(2) (451) first among them. Nothing else changes.
+unconditional allow list: cachestat(2) (451) always, and today futex_waitv. Nothing else changes.
 
 Default profiles that predate Linux 6.5 (Debian bookworm's containers-common 0.50.1, which podman
 uses) leave out syscall 451, and their defaultErrnoRet (ENOSYS) makes the exporter find no
@@ -53,7 +53,8 @@ def main():
         sys.exit("%s: no unconditional SCMP_ACT_ALLOW rule to add to" % src)
     allowed = {n for r in profile["syscalls"] if r.get("action") == "SCMP_ACT_ALLOW" for n in r.get("names", [])}
     main_rule = max(rules, key=lambda r: len(r.get("names", [])))
-    main_rule["names"] = sorted(set(main_rule["names"]) | (exporter_syscalls(privs) - allowed))
+    needed = exporter_syscalls(privs) | {"cachestat"}
+    main_rule["names"] = sorted(set(main_rule["names"]) | (needed - allowed))
     json.dump(profile, sys.stdout, indent="\t")
     sys.stdout.write("\n")
 
