@@ -7,7 +7,7 @@
 #    capabilities and hardening against what deploy/README.md promises;
 #  - the runtime packages derived from the built binary, against every list of them in deploy/;
 #  - the container seccomp profile of deploy/seccomp (deploy/seccomp/check-profile.py), and that it is
-#    the runtime's default plus the exporter's calls (gen-profile.py);
+#    what gen-profile.py makes of the runtime's default;
 #  - `promtool check config` of the Prometheus configs, with the rules of dashboards/rules/;
 #  - the PrometheusRule generated from dashboards/rules/ (deploy/tools/gen-prometheusrule.py);
 #  - every Kubernetes manifest against the Kubernetes and Prometheus Operator schemas (npm
@@ -336,7 +336,8 @@ reject "kubernetes: the comparison notices a changed rule file" \
 
 # --- Seccomp profile for container runtimes ------------------------------------------------------
 # deploy/seccomp/cachestat-exporter.json: valid, an allow list, cachestat allowed unconditionally, every
-# call of the exporter's own filter allowed; a copy without cachestat must fail; and it must be what
+# call of the exporter's own filter allowed, nothing else granted by the exporter's capabilities; a copy
+# without cachestat must fail; and it must be what
 # gen-profile.py makes of this host's runtime default (podman's, from containers-common), if it has one.
 profile=deploy/seccomp/cachestat-exporter.json
 tally "$py" deploy/seccomp/check-profile.py "$profile"
@@ -351,7 +352,7 @@ runtime_default=/usr/share/containers/seccomp.json
 if [ -r "$runtime_default" ]; then
 	if "$py" deploy/seccomp/gen-profile.py "$runtime_default" >"$tmp/profile.json" 2>"$tmp/out" &&
 		diff -u "$profile" "$tmp/profile.json" >"$tmp/out" 2>&1; then
-		ok "seccomp: $profile is $runtime_default plus the exporter's calls (deploy/seccomp/gen-profile.py)"
+		ok "seccomp: $profile is $runtime_default with the exporter's calls added and its capabilities' other grants refused (deploy/seccomp/gen-profile.py)"
 	else
 		ko "seccomp: $profile is not what deploy/seccomp/gen-profile.py makes of $runtime_default: regenerate it"
 	fi

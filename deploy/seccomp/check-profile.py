@@ -6,7 +6,9 @@ any failure:
  - it is an allow list (defaultAction is not SCMP_ACT_ALLOW);
  - cachestat (451) is allowed on every architecture and whatever the capabilities, and no earlier
    rule refuses it;
- - every system call the exporter's own filter allows (exporter/privs.c) is allowed.
+ - every system call the exporter's own filter allows (exporter/privs.c) is allowed;
+ - no call is allowed for one of the exporter's capabilities that the exporter does not make
+   (open_by_handle_at with CAP_DAC_READ_SEARCH, ...), and open_by_handle_at by no rule at all.
 
 Usage: check-profile.py PROFILE [PRIVS_C]
 """
@@ -53,6 +55,15 @@ def main():
     missing = sorted(gen.exporter_syscalls(privs) - allowed)
     good &= check("seccomp: every system call of the exporter's own filter (exporter/privs.c) allowed",
                   ["not allowed: %s" % " ".join(missing)] if missing else [])
+    needed = gen.exporter_syscalls(privs) | {"cachestat"}
+    granted = sorted({"%s (with %s)" % (n, "/".join(sorted(set(r["includes"]["caps"]) & gen.EXPORTER_CAPS)))
+                      for r in profile["syscalls"] if r.get("action") == "SCMP_ACT_ALLOW"
+                      and set((r.get("includes") or {}).get("caps") or []) & gen.EXPORTER_CAPS
+                      for n in r.get("names") or [] if n not in needed})
+    if "open_by_handle_at" in allowed:
+        granted.append("open_by_handle_at, by some rule")
+    good &= check("seccomp: no call the exporter does not make is allowed by its capabilities; no open_by_handle_at",
+                  ["allowed: %s" % ", ".join(granted)] if granted else [])
     sys.exit(0 if good else 1)
 
 
