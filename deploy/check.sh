@@ -6,6 +6,8 @@
 #  - `systemd-analyze verify` and an offline `systemd-analyze security` of the unit, and the unit's
 #    capabilities and hardening against what deploy/README.md promises;
 #  - the runtime packages derived from the built binary, against every list of them in deploy/;
+#  - the container seccomp profile of deploy/seccomp (deploy/seccomp/check-profile.py), and that it is
+#    what gen-profile.py makes of the runtime's default;
 #  - `promtool check config` of the Prometheus configs, with the rules of dashboards/rules/;
 #  - the PrometheusRule generated from dashboards/rules/ (deploy/tools/gen-prometheusrule.py);
 #  - every Kubernetes manifest against the Kubernetes and Prometheus Operator schemas (npm
@@ -343,6 +345,32 @@ sed -i '0,/- name: /s/- name: \(.*\)/- name: \1-renamed/' "$tmp/rules/$(ls "$tmp
 reject "kubernetes: the comparison notices a changed rule file" \
 	sh -c '"$1" "$2" --rules-dir "$3" | diff -q deploy/kubernetes/prometheusrule.yaml -' sh "$py" "$gen" "$tmp/rules"
 
+# --- Seccomp profile for container runtimes ------------------------------------------------------
+# deploy/seccomp/cachestat-exporter.json: valid, an allow list, cachestat allowed unconditionally, every
+# call of the exporter's own filter allowed, nothing else granted by the exporter's capabilities; a copy
+# without cachestat must fail; and it must be what
+# gen-profile.py makes of this host's runtime default (podman's, from containers-common), if it has one.
+profile=deploy/seccomp/cachestat-exporter.json
+tally "$py" deploy/seccomp/check-profile.py "$profile"
+"$py" -c 'import json, sys
+p = json.load(open(sys.argv[1]))
+for r in p["syscalls"]:
+    r["names"] = [n for n in r["names"] if n != "cachestat"]
+json.dump(p, sys.stdout)' "$profile" >"$tmp/no-cachestat.json"
+reject "seccomp: the check refuses a copy of the profile without cachestat" \
+	"$py" deploy/seccomp/check-profile.py "$tmp/no-cachestat.json"
+runtime_default=/usr/share/containers/seccomp.json
+if [ -r "$runtime_default" ]; then
+	if "$py" deploy/seccomp/gen-profile.py "$runtime_default" >"$tmp/profile.json" 2>"$tmp/out" &&
+		diff -u "$profile" "$tmp/profile.json" >"$tmp/out" 2>&1; then
+		ok "seccomp: $profile is $runtime_default with the exporter's calls added and its capabilities' other grants refused (deploy/seccomp/gen-profile.py)"
+	else
+		ko "seccomp: $profile is not what deploy/seccomp/gen-profile.py makes of $runtime_default: regenerate it"
+	fi
+else
+	skipped "seccomp: $profile against the runtime default: no $runtime_default here (package golang-github-containers-common)"
+fi
+
 # --- Kubernetes: every manifest against the real schemas -----------------------------------------
 # Kubernetes' OpenAPI models and the Prometheus Operator's CRDs, from npm at the versions pinned in
 # deploy/tools/schemas/package-lock.json, installed once into a cache outside the repository.
@@ -452,6 +480,11 @@ check("kubernetes: capabilities drop ALL and add exactly the unit's",
       ([] if capctx.get("drop") == ["ALL"] else ["drop is %r" % capctx.get("drop")])
       + ([] if set("CAP_" + x for x in capctx.get("add") or []) == caps
          else ["add is %r, the unit has %s" % (capctx.get("add"), " ".join(sorted(caps)))]))
+seccomp = sc.get("seccompProfile") or {}
+check("kubernetes: seccompProfile Localhost, a profile of deploy/seccomp (it allows cachestat)",
+      [] if seccomp.get("type") == "Localhost"
+      and os.path.isfile(os.path.join("deploy/seccomp", seccomp.get("localhostProfile") or "-"))
+      else ["seccompProfile is %r" % seccomp])
 check("kubernetes: read-only root filesystem, no privilege escalation, not privileged",
       [k for k, v in (("readOnlyRootFilesystem", True), ("allowPrivilegeEscalation", False), ("privileged", False))
        if sc.get(k) is not v])

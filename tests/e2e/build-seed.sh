@@ -6,12 +6,15 @@
 #                joined as MIME multipart;
 #   bundle.iso   the drive labelled "cachestat-bundle" that the user-data installs from: the exporter's Debian
 #                package (or, with E2E_EXPORTER, a binary and its unit), the Prometheus config and the rules
-#                (see the user-data's header);
+#                (see the user-data's header); for case 12, not installed: the exporter's OCI image
+#                (cachestat-exporter.oci.tar) and its seccomp profile (seccomp/, deploy/seccomp's);
 #   id_ed25519   the run's ssh key.
 # Usage: build-seed.sh RUN_DIR
 # Environment: E2E_DEB (the .deb; default: the one `make deb` left in $BUILD_ROOT/deb when it was built
 #   from this tree as it is, else scripts/build-deb.sh's into $BUILD_ROOT/e2e/deb), E2E_EXPORTER (a binary to
-#   ship instead of the package, with E2E_UNIT, default deploy/systemd's unit), E2E_PROM_CONFIG, E2E_RULES_DIR (default: the repository's), E2E_SCRAPE_INTERVAL (default 5s),
+#   ship instead of the package, with E2E_UNIT, default deploy/systemd's unit), E2E_OCI (the OCI archive of
+#   `make image`; default: make image's or an earlier run's of this commit, else scripts/build-image.sh's into
+#   $BUILD_ROOT/e2e/image; "none" ships none, and case 12 skips), E2E_PROM_CONFIG, E2E_RULES_DIR (default: the repository's), E2E_SCRAPE_INTERVAL (default 5s),
 #   E2E_EXPORTER_CONFIG (the exporter's config.json; default: the suite's own, exporter-config.json).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -61,7 +64,32 @@ exporter_deb() {
 	echo "$deb"
 }
 
+# The OCI archive of the image (scripts/build-image.sh) of this commit: its tag is the version with "~" and "+"
+# written "-"; a tree with changes (.dirty) always builds a new one. It builds the .deb too, beside exporter_deb's.
+exporter_oci() {
+	local tag f
+	if [ -n "${E2E_OCI:-}" ]; then
+		echo "$E2E_OCI"
+		return
+	fi
+	exec 7>"$E2E_ROOT/deb.lock"
+	flock 7
+	version_of "$TOP"
+	tag=${VERSION//[~+]/-}
+	for f in "$BUILD_ROOT/image/cachestat-exporter_$tag.oci.tar" "$E2E_ROOT/image/cachestat-exporter_$tag.oci.tar"; do
+		if [[ $VERSION != *.dirty ]] && [ -f "$f" ]; then
+			log "image: current $f"
+			echo "$f"
+			return
+		fi
+	done
+	log "image: scripts/build-image.sh into $E2E_ROOT/image"
+	BUILD_ROOT=$E2E_ROOT "$TOP/scripts/build-image.sh" | tail -n 1 || die "scripts/build-image.sh failed"
+}
+
 mkdir -p "$run"
+oci=${E2E_OCI:-}
+[ "$oci" = none ] || oci=$(exporter_oci)
 if [ -n "${E2E_EXPORTER:-}" ]; then
 	payload=("$exporter" "$unit")
 else
@@ -83,9 +111,16 @@ if [ -n "${E2E_EXPORTER:-}" ]; then
 else
 	install -m 0644 "${payload[0]}" "$bundle/"
 fi
+if [ "$oci" != none ]; then
+	[ -f "$oci" ] || die "missing $oci"
+	install -m 0644 "$oci" "$bundle/cachestat-exporter.oci.tar"
+	install -D -m 0644 "$TOP"/deploy/seccomp/cachestat-exporter.json "$bundle/seccomp/cachestat-exporter.json"
+fi
 install -m 0644 "$rules_dir"/*.yml "$bundle/rules/"
 [ -f "$exporter_config" ] && install -m 0644 "$exporter_config" "$bundle/config.json"
-# The operator's scrape config, with every interval shortened so that the cases converge in seconds.
+# The operator's scrape config, with every interval shortened so that the cases converge in seconds, and
+# the job of case 12's container (:9452; named so that the rules' job=~"cachestat.*" leaves it out: it
+# is down but while case 12 runs).
 python3 - "$prom_config" "$bundle/prometheus.yml" "$interval" <<'PY'
 import sys, yaml
 src, dst, interval = sys.argv[1:]
@@ -98,6 +133,7 @@ glob["scrape_timeout"] = interval
 for job in cfg.get("scrape_configs", []):
     job.pop("scrape_interval", None)
     job.pop("scrape_timeout", None)
+cfg["scrape_configs"].append({"job_name": "oci-image", "static_configs": [{"targets": ["localhost:9452"]}]})
 with open(dst, "w") as f:
     f.write("# " + src.rsplit("/", 3)[-3] + "/prometheus/prometheus.yml with intervals of " + interval + " for the e2e suite\n")
     yaml.safe_dump(cfg, f, sort_keys=False)

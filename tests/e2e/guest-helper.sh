@@ -19,6 +19,8 @@
 #                                        link /data.link) unless present; print the layer's real /data,
 #                                        dropped from the page cache
 #   e2e-guest podman-cgroup NAME         the cgroup of container NAME's first process, from /proc
+#   e2e-guest fincore-cgroup CG          fincore's resident bytes of the regular files the processes of CG
+#                                        hold open or map (each path once), summed
 set -euo pipefail
 cgroot=/sys/fs/cgroup
 image=localhost/e2e-data:latest
@@ -113,6 +115,14 @@ podman-image)
 podman-cgroup)
 	pid=$(pm inspect --format '{{.State.Pid}}' "$2")
 	sed -n 's/^0:://p' "/proc/$pid/cgroup"
+	;;
+fincore-cgroup)
+	for pid in $(cat "$cgroot/$2/cgroup.procs"); do
+		awk '$6 ~ /^\// && !/ \(deleted\)$/ { print $6 }' "/proc/$pid/maps"
+		find "/proc/$pid/fd" -mindepth 1 -exec readlink {} \;
+	done | sort -u | while IFS= read -r f; do
+		[ -f "$f" ] && printf '%s\0' "$f"
+	done | xargs -0 -r fincore --bytes --noheadings --output RES | awk '{ s += $1 } END { print s + 0 }'
 	;;
 cleanup)
 	# podman only when its container list names one of the case's (a podman call costs seconds under TCG).

@@ -14,7 +14,7 @@ source "$TOP/tests/lib/tap.sh"
 
 MIB=1048576
 RUN=$E2E_ROOT/run-e2e
-all_cases="1 2 3 4 5 6 7 8 9 10 11"
+all_cases="1 2 3 4 5 6 7 8 9 10 11 12"
 cases=${E2E_CASES:-$all_cases}
 
 # Inside a case (which runs in a subshell): fail_case and skip_case end the case there and then.
@@ -418,6 +418,67 @@ owned_by_package() {
 	note "$1: $owner"
 }
 
+# Case 12: the OCI image of `make image` (the bundle's oci-archive), loaded with podman and run as the DaemonSet
+# runs the exporter (deploy/kubernetes/daemonset.yaml: host PID namespace, the node's cgroup tree read-only at
+# /host/sys/fs/cgroup, its arguments, uid 0 with only its four capabilities, no privilege escalation, a
+# read-only root, the seccomp profile of deploy/seccomp), with --network=host on :9452, scraped by Prometheus
+# as job "oci-image" (build-seed.sh). It must find cachestat and report a held file's cgroup as fincore and
+# the service do. E2E_OCI_SECCOMP: the profile, "runtime-default" (podman's own) or "unconfined".
+OCI_CAPS=000001000008000c # CAP_DAC_READ_SEARCH 2, CAP_FOWNER 3, CAP_SYS_PTRACE 19, CAP_CHECKPOINT_RESTORE 40
+OCI_JOB='job="oci-image"'
+case_12() {
+	local cg=e2e-12-A f=/scratch/e2e/12/data bundle=/run/e2e-bundle image cid pid mnt fc t0=$SECONDS
+	local seccomp=${E2E_OCI_SECCOMP:-$bundle/seccomp/cachestat-exporter.json} sec=()
+	vm_ssh "mkdir -p $bundle && { mountpoint -q $bundle || mount -o ro LABEL=cachestat-bundle $bundle; }" ||
+		fail_case "mounting the bundle drive"
+	vm_ssh "test -f $bundle/cachestat-exporter.oci.tar" || skip_case "no OCI archive in the bundle (E2E_OCI=none)"
+	case $seccomp in
+	runtime-default) ;;
+	*) sec=("--security-opt=seccomp=$seccomp") ;;
+	esac
+	image=$(g podman load -q -i $bundle/cachestat-exporter.oci.tar | sed -n 's/^Loaded image[^:]*: //p' | tail -n 1)
+	[ -n "$image" ] || fail_case "podman load of the OCI archive"
+	note "podman load: $image in $((SECONDS - t0)) s; seccomp: $seccomp"
+	cid=$(g podman run -d --name e2e-12-exporter --pull=never --pid=host --network=host \
+		--user=0 --read-only --cap-drop=all --cap-add=SYS_PTRACE,DAC_READ_SEARCH,CHECKPOINT_RESTORE,FOWNER \
+		--security-opt=no-new-privileges "${sec[@]}" -v /sys/fs/cgroup:/host/sys/fs/cgroup:ro \
+		-v /etc/cachestat_exporter:/etc/cachestat_exporter:ro "$image" --web.listen-address=:9452 \
+		--path.cgroupfs=/host/sys/fs/cgroup --path.procfs=/proc --config.file=/etc/cachestat_exporter/config.json) &&
+		[[ $cid =~ ^[0-9a-f]{64}$ ]] || fail_case "podman run: '$cid'"
+	vm_ssh "umount $bundle"
+	# The container's process from its cgroup (crun's container/ under podman's scope): a podman call is
+	# seconds under TCG.
+	pid=$(vm_ssh "head -n 1 /sys/fs/cgroup/machine.slice/libpod-$cid.scope/container/cgroup.procs") ||
+		pid=$(g podman inspect --format '{{.State.Pid}}' e2e-12-exporter)
+	[ "$(vm_ssh "awk '/^CapEff:/ { print \$2 }' /proc/$pid/status")" = $OCI_CAPS ] ||
+		fail_case "the container's capabilities are not the DaemonSet's four"
+	mnt=$(vm_ssh "awk '\$5 == \"/host/sys/fs/cgroup\" { print \$6 }' /proc/$pid/mountinfo")
+	[[ ,$mnt, == *,ro,* ]] || fail_case "/host/sys/fs/cgroup in the container is mounted '$mnt'"
+	note "container ${cid:0:12}: process $pid, capabilities $OCI_CAPS, /host/sys/fs/cgroup $mnt, $((SECONDS - t0)) s"
+	until_true 60 "the container's exporter scraped" "up{$OCI_JOB}" "v == 1"
+	# Under a seccomp profile without syscall 451 it finds none (ENOSYS) and says abi="none".
+	until_true 10 "cachestat found in the container: $(prom_api query --data-urlencode "query=cachestat_syscall_info{$OCI_JOB}" |
+		jq -r '.data.result[0].metric.abi // "no series"')" "cachestat_syscall_info{$OCI_JOB,abi!=\"none\"}" "v == 1"
+
+	g cgroup $cg && g mkfile $f 32 && g hold $cg $f || fail_case "workload setup"
+	fc=$(vm_ssh "fincore --bytes --noheadings --output RES $f" | tr -d ' ') && [ "${fc:-0}" -gt 0 ] || fail_case "fincore"
+	note "fincore on $f: $fc bytes"
+	until_true 60 "the file's cached bytes from the container within 1% of fincore's" \
+		"cachestat_file_cached_bytes{$OCI_JOB,cgroup=\"/$cg\",path=\"$f\"}" "v >= 0.99 * $fc && v <= 1.01 * $fc"
+	# The cgroup: the file and the holder's own binaries (sleep, the C library, the loader), each as
+	# fincore counts it. hold returns before the holder has exec'd sleep.
+	until_cmd 20 "the holder runs sleep" vm_ssh "grep -qx sleep /proc/\$(head -n 1 /sys/fs/cgroup/$cg/cgroup.procs)/comm"
+	fc=$(g fincore-cgroup $cg) && [ "${fc:-0}" -gt 0 ] || fail_case "fincore-cgroup"
+	note "fincore over the files the holder has open or mapped: $fc bytes"
+	until_true 30 "the cgroup's cached bytes from the container within 1% of fincore's" \
+		"cachestat_cgroup_cached_bytes{$OCI_JOB,cgroup=\"/$cg\"}" "v >= 0.99 * $fc && v <= 1.01 * $fc"
+	until_true 30 "the container's figure over the service's, for the same cgroup" \
+		"cachestat_cgroup_cached_bytes{$OCI_JOB,cgroup=\"/$cg\"} / on(cgroup) cachestat_cgroup_cached_bytes{$(scrape_job),cgroup=\"/$cg\"}" \
+		"v >= 0.99 && v <= 1.01"
+	note "the service's: $(pv "cachestat_cgroup_cached_bytes{$(scrape_job),cgroup=\"/$cg\"}") bytes; the case took $((SECONDS - t0)) s"
+	g remove $cg
+}
+
 usr_alias() {
 	case $1 in
 	/usr/lib/*) echo "${1#/usr}" ;;
@@ -483,6 +544,7 @@ declare -A names=(
 	[9]="a second container holding the same image file: the real inode, counted once"
 	[10]="Kubernetes-shaped cgroups of both kubelet drivers: pod UID, QoS, container id"
 	[11]="the service runs the Debian package's binary, unit and system user"
+	[12]="the OCI image, run by podman as the DaemonSet runs it, finds cachestat and reports what the service does"
 )
 
 # On any exit: stop QEMU, count the cases that never ran as failed, print the summary.

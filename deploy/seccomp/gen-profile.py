@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Writes the exporter's container seccomp profile from a runtime's default profile:
+ - the system calls the exporter's own filter allows (exporter/privs.c) that the default lacks are
+   added to its unconditional allow list: cachestat(2) (451) always, and today futex_waitv;
+ - the calls the default allows only to a holder of one of the exporter's four capabilities, and
+   the exporter does not make, are refused whatever the capabilities: open_by_handle_at
+   (CAP_DAC_READ_SEARCH: it would open any inode of the node by handle), kcmp and
+   process_madvise (CAP_SYS_PTRACE: the latter pages out other processes' memory). The systemd
+   unit denies them too. Grants tied to capabilities the exporter never holds stay as they are.
+Nothing else changes.
+
+Default profiles that predate Linux 6.5 (Debian bookworm's containers-common 0.50.1, which podman
+uses) leave out syscall 451, and their defaultErrnoRet (ENOSYS) makes the exporter find no
+cachestat: it reports abi="none". Everything else stays the runtime's, so that reviewing the
+profile is reviewing the differences above. The exporter's own allow list (exporter/privs.c,
+--security.seccomp, off by default) is not a container profile: it covers the daemon once it
+serves, not the runtime and the start, and it lacks getxattr, which the overlay lookup of the
+files inside containers needs (exporter/README.md).
+
+Usage: gen-profile.py [DEFAULT_PROFILE [PRIVS_C]] >cachestat-exporter.json
+DEFAULT_PROFILE: /usr/share/containers/seccomp.json (package golang-github-containers-common);
+PRIVS_C: exporter/privs.c of this repository.
+"""
+import json
+import os
+import re
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+# The capabilities of the DaemonSet and the unit (deploy/check.sh checks that they agree).
+EXPORTER_CAPS = {"CAP_SYS_PTRACE", "CAP_DAC_READ_SEARCH", "CAP_CHECKPOINT_RESTORE", "CAP_FOWNER"}
+
+
+def unconditional_allow(rule):
+    return (rule.get("action") == "SCMP_ACT_ALLOW" and not rule.get("args")
+            and not any((rule.get("includes") or {}).values())
+            and not any((rule.get("excludes") or {}).values()))
+
+
+def exporter_syscalls(path):
+    """The names the daemon's filter allows: its list and the calls it allows with arguments."""
+    src = open(path, encoding="utf-8").read()
+    m = re.search(r"allowed_syscalls\[\] = \{(.*?)\};", src, re.S)
+    if not m:
+        sys.exit("%s: no allowed_syscalls list" % path)
+    names = set(re.findall(r'"([a-z0-9_]+)"', m.group(1)))
+    names |= set(re.findall(r"SCMP_ACT_ALLOW, SCMP_SYS\((\w+)\)", src))
+    if "PRIVS_NR_CACHESTAT" in src:
+        names.add("cachestat")
+    return names
+
+
+def refuse_capability_grants(profile, needed):
+    """Drops the allows conditional on the exporter's capabilities of calls it does not make;
+    their refusals (the rules the runtime applies without the capability) then apply with it too."""
+    refused = set()
+    rules = []
+    for r in profile["syscalls"]:
+        caps = set((r.get("includes") or {}).get("caps") or [])
+        if r.get("action") == "SCMP_ACT_ALLOW" and caps & EXPORTER_CAPS:
+            keep = [n for n in r["names"] if n in needed]
+            refused |= set(r["names"]) - set(keep)
+            if not keep:
+                continue
+            r["names"] = keep
+        rules.append(r)
+    for r in rules:
+        if r.get("action") != "SCMP_ACT_ALLOW" and set(r.get("names", [])) & refused:
+            r["excludes"] = {k: v for k, v in (r.get("excludes") or {}).items() if k != "caps"}
+    profile["syscalls"] = rules
+
+
+def main():
+    src = sys.argv[1] if len(sys.argv) > 1 else "/usr/share/containers/seccomp.json"
+    privs = sys.argv[2] if len(sys.argv) > 2 else os.path.join(TOP, "exporter/privs.c")
+    with open(src, encoding="utf-8") as f:
+        profile = json.load(f)
+    if profile.get("defaultAction") == "SCMP_ACT_ALLOW":
+        sys.exit("%s: defaultAction allows every call: not an allow list" % src)
+    rules = [r for r in profile.get("syscalls", []) if unconditional_allow(r)]
+    if not rules:
+        sys.exit("%s: no unconditional SCMP_ACT_ALLOW rule to add to" % src)
+    allowed = {n for r in profile["syscalls"] if r.get("action") == "SCMP_ACT_ALLOW" for n in r.get("names", [])}
+    main_rule = max(rules, key=lambda r: len(r.get("names", [])))
+    needed = exporter_syscalls(privs) | {"cachestat"}
+    main_rule["names"] = sorted(set(main_rule["names"]) | (needed - allowed))
+    refuse_capability_grants(profile, needed)
+    json.dump(profile, sys.stdout, indent="\t")
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
