@@ -359,17 +359,26 @@ for r in p["syscalls"]:
 json.dump(p, sys.stdout)' "$profile" >"$tmp/no-cachestat.json"
 reject "seccomp: the check refuses a copy of the profile without cachestat" \
 	"$py" deploy/seccomp/check-profile.py "$tmp/no-cachestat.json"
+# The fanotify variant's profile: open_by_handle_at allowed; the overlay names it.
+fa_profile=deploy/seccomp/cachestat-exporter-fanotify.json
+tally "$py" deploy/seccomp/check-profile.py --fanotify "$fa_profile"
+reject "seccomp: the fanotify check refuses the base profile (no open_by_handle_at)" \
+	"$py" deploy/seccomp/check-profile.py --fanotify "$profile"
+check "seccomp: the fanotify overlay of the DaemonSet uses $fa_profile" \
+	grep -q "value: ${fa_profile##*/}\$" deploy/kubernetes/fanotify/kustomization.yaml
 runtime_default=/usr/share/containers/seccomp.json
-if [ -r "$runtime_default" ]; then
-	if "$py" deploy/seccomp/gen-profile.py "$runtime_default" >"$tmp/profile.json" 2>"$tmp/out" &&
-		diff -u "$profile" "$tmp/profile.json" >"$tmp/out" 2>&1; then
-		ok "seccomp: $profile is $runtime_default with the exporter's calls added and its capabilities' other grants refused (deploy/seccomp/gen-profile.py)"
+for variant in "" --fanotify; do
+	p=$profile
+	[ -z "$variant" ] || p=$fa_profile
+	if [ ! -r "$runtime_default" ]; then
+		skipped "seccomp: $p against the runtime default: no $runtime_default here (package golang-github-containers-common)"
+	elif "$py" deploy/seccomp/gen-profile.py $variant "$runtime_default" >"$tmp/profile.json" 2>"$tmp/out" &&
+		diff -u "$p" "$tmp/profile.json" >"$tmp/out" 2>&1; then
+		ok "seccomp: $p is $runtime_default with the exporter's calls added and its capabilities' other grants refused (deploy/seccomp/gen-profile.py $variant)"
 	else
-		ko "seccomp: $profile is not what deploy/seccomp/gen-profile.py makes of $runtime_default: regenerate it"
+		ko "seccomp: $p is not what deploy/seccomp/gen-profile.py $variant makes of $runtime_default: regenerate it"
 	fi
-else
-	skipped "seccomp: $profile against the runtime default: no $runtime_default here (package golang-github-containers-common)"
-fi
+done
 
 # --- Kubernetes: every manifest against the real schemas -----------------------------------------
 # Kubernetes' OpenAPI models and the Prometheus Operator's CRDs, from npm at the versions pinned in

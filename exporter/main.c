@@ -592,6 +592,19 @@ static void block_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* Whether this process was started under a seccomp filter (a container runtime's, systemd's). */
+static bool started_under_seccomp(void)
+{
+	_cleanup_free_ char *buf = NULL;
+	const char *p;
+	size_t len;
+
+	if (read_file_at(AT_FDCWD, "/proc/self/status", &buf, &len) < 0)
+		return false;
+	p = strstr(buf, "\nSeccomp:");
+	return p && strtol(p + strlen("\nSeccomp:"), NULL, 10) > 0;
+}
+
 /* Which cachestat(2) the kernel has, said in the log. */
 static void probe_cachestat(const struct args *a, struct pagecache *ret)
 {
@@ -601,7 +614,12 @@ static void probe_cachestat(const struct args *a, struct pagecache *ret)
 	r = pagecache_probe_default(ret);
 	if (r < 0)
 		log_warn("cachestat probe failed (%s); assuming no cachestat", strerror(-r));
-	if (ret->abi == PAGECACHE_ABI_NONE && cachestat >= 0 && a->enable[cachestat])
+	if (ret->abi == PAGECACHE_ABI_NONE && cachestat >= 0 && a->enable[cachestat] &&
+	    started_under_seccomp())
+		log_warn("no cachestat(2): the kernel lacks it, or the seccomp filter this process was "
+			 "started under (a container runtime's or systemd's) refuses it; serving "
+			 "memory.stat metrics only");
+	else if (ret->abi == PAGECACHE_ABI_NONE && cachestat >= 0 && a->enable[cachestat])
 		log_warn("this kernel has no cachestat(2): serving memory.stat metrics only");
 	else
 		log_info("cachestat ABI: %s", pagecache_abi_name(ret->abi));

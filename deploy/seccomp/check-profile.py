@@ -6,11 +6,13 @@ any failure:
  - it is an allow list (defaultAction is not SCMP_ACT_ALLOW);
  - cachestat (451) is allowed on every architecture and whatever the capabilities, and no earlier
    rule refuses it;
- - every system call the exporter's own filter allows (exporter/privs.c) is allowed;
+ - every system call the exporter's own filter allows (exporter/privs.c) is allowed, but for
+   open_by_handle_at, which only the fanotify collector calls;
  - no call is allowed for one of the exporter's capabilities that the exporter does not make
    (open_by_handle_at with CAP_DAC_READ_SEARCH, ...), and open_by_handle_at by no rule at all.
+With --fanotify (the fanotify variant's profile), open_by_handle_at must be allowed instead.
 
-Usage: check-profile.py PROFILE [PRIVS_C]
+Usage: check-profile.py [--fanotify] PROFILE [PRIVS_C]
 """
 import json
 import os
@@ -27,8 +29,11 @@ def check(what, problems):
 
 
 def main():
-    path = sys.argv[1]
-    privs = sys.argv[2] if len(sys.argv) > 2 else os.path.join(gen.TOP, "exporter/privs.c")
+    args = sys.argv[1:]
+    fanotify = "--fanotify" in args
+    args = [a for a in args if a != "--fanotify"]
+    path = args[0]
+    privs = args[1] if len(args) > 1 else os.path.join(gen.TOP, "exporter/privs.c")
     name = os.path.relpath(path, gen.TOP) if path.startswith(gen.TOP + "/") else path
     try:
         profile = json.load(open(path, encoding="utf-8"))
@@ -52,17 +57,19 @@ def main():
             first.get("action"), first.get("args"), first.get("includes"), first.get("excludes")))
     good &= check("seccomp: cachestat (451) allowed unconditionally", problems)
     allowed = {n for r in profile["syscalls"] if r.get("action") == "SCMP_ACT_ALLOW" for n in r.get("names") or []}
-    missing = sorted(gen.exporter_syscalls(privs) - allowed)
-    good &= check("seccomp: every system call of the exporter's own filter (exporter/privs.c) allowed",
+    needed = gen.wanted_syscalls(privs, fanotify)
+    missing = sorted(needed - allowed)
+    good &= check("seccomp: every system call of the exporter's own filter (exporter/privs.c) allowed%s" % (
+                  "" if fanotify else ", but the fanotify collector's"),
                   ["not allowed: %s" % " ".join(missing)] if missing else [])
-    needed = gen.exporter_syscalls(privs) | {"cachestat"}
     granted = sorted({"%s (with %s)" % (n, "/".join(sorted(set(r["includes"]["caps"]) & gen.EXPORTER_CAPS)))
                       for r in profile["syscalls"] if r.get("action") == "SCMP_ACT_ALLOW"
                       and set((r.get("includes") or {}).get("caps") or []) & gen.EXPORTER_CAPS
                       for n in r.get("names") or [] if n not in needed})
-    if "open_by_handle_at" in allowed:
+    if "open_by_handle_at" in allowed and not fanotify:
         granted.append("open_by_handle_at, by some rule")
-    good &= check("seccomp: no call the exporter does not make is allowed by its capabilities; no open_by_handle_at",
+    good &= check("seccomp: no call the exporter does not make is allowed by its capabilities%s" % (
+                  "" if fanotify else "; no open_by_handle_at"),
                   ["allowed: %s" % ", ".join(granted)] if granted else [])
     sys.exit(0 if good else 1)
 

@@ -8,17 +8,18 @@
    (CAP_DAC_READ_SEARCH: it would open any inode of the node by handle), kcmp and
    process_madvise (CAP_SYS_PTRACE: the latter pages out other processes' memory). The systemd
    unit denies them too. Grants tied to capabilities the exporter never holds stay as they are.
-Nothing else changes.
+Nothing else changes. With --fanotify, the profile of the fanotify variant
+(deploy/kubernetes/fanotify): open_by_handle_at stays allowed to CAP_DAC_READ_SEARCH, as the
+collector opens the files of its events by handle (read-only, under the exporter's own filter).
 
 Default profiles that predate Linux 6.5 (Debian bookworm's containers-common 0.50.1, which podman
 uses) leave out syscall 451, and their defaultErrnoRet (ENOSYS) makes the exporter find no
 cachestat: it reports abi="none". Everything else stays the runtime's, so that reviewing the
-profile is reviewing the differences above. The exporter's own allow list (exporter/privs.c,
---security.seccomp, off by default) is not a container profile: it covers the daemon once it
-serves, not the runtime and the start, and it lacks getxattr, which the overlay lookup of the
-files inside containers needs (exporter/README.md).
+profile is reviewing the differences above. The exporter's own allow list (exporter/privs.c, on by
+default, --no-security.seccomp turns it off) is not a container profile: it covers the daemon
+once it has started, not the runtime and the start (exporter/README.md).
 
-Usage: gen-profile.py [DEFAULT_PROFILE [PRIVS_C]] >cachestat-exporter.json
+Usage: gen-profile.py [--fanotify] [DEFAULT_PROFILE [PRIVS_C]] >cachestat-exporter[-fanotify].json
 DEFAULT_PROFILE: /usr/share/containers/seccomp.json (package golang-github-containers-common);
 PRIVS_C: exporter/privs.c of this repository.
 """
@@ -32,6 +33,8 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 
 # The capabilities of the DaemonSet and the unit (deploy/check.sh checks that they agree).
 EXPORTER_CAPS = {"CAP_SYS_PTRACE", "CAP_DAC_READ_SEARCH", "CAP_CHECKPOINT_RESTORE", "CAP_FOWNER"}
+# What only the fanotify collector calls: refused in the base profile, allowed in its variant's.
+FANOTIFY_ONLY = {"open_by_handle_at"}
 
 
 def unconditional_allow(rule):
@@ -51,6 +54,12 @@ def exporter_syscalls(path):
     if "PRIVS_NR_CACHESTAT" in src:
         names.add("cachestat")
     return names
+
+
+def wanted_syscalls(privs, fanotify):
+    """What the profile must allow: the daemon's filter, cachestat, the fanotify calls or not."""
+    names = exporter_syscalls(privs) | {"cachestat"}
+    return names if fanotify else names - FANOTIFY_ONLY
 
 
 def refuse_capability_grants(profile, needed):
@@ -74,8 +83,11 @@ def refuse_capability_grants(profile, needed):
 
 
 def main():
-    src = sys.argv[1] if len(sys.argv) > 1 else "/usr/share/containers/seccomp.json"
-    privs = sys.argv[2] if len(sys.argv) > 2 else os.path.join(TOP, "exporter/privs.c")
+    args = sys.argv[1:]
+    fanotify = "--fanotify" in args
+    args = [a for a in args if a != "--fanotify"]
+    src = args[0] if args else "/usr/share/containers/seccomp.json"
+    privs = args[1] if len(args) > 1 else os.path.join(TOP, "exporter/privs.c")
     with open(src, encoding="utf-8") as f:
         profile = json.load(f)
     if profile.get("defaultAction") == "SCMP_ACT_ALLOW":
@@ -85,7 +97,7 @@ def main():
         sys.exit("%s: no unconditional SCMP_ACT_ALLOW rule to add to" % src)
     allowed = {n for r in profile["syscalls"] if r.get("action") == "SCMP_ACT_ALLOW" for n in r.get("names", [])}
     main_rule = max(rules, key=lambda r: len(r.get("names", [])))
-    needed = exporter_syscalls(privs) | {"cachestat"}
+    needed = wanted_syscalls(privs, fanotify)
     main_rule["names"] = sorted(set(main_rule["names"]) | (needed - allowed))
     refuse_capability_grants(profile, needed)
     json.dump(profile, sys.stdout, indent="\t")
