@@ -14,7 +14,7 @@ source "$TOP/tests/lib/tap.sh"
 
 MIB=1048576
 RUN=$E2E_ROOT/run-e2e
-all_cases="1 2 3 4 5 6 7 8 9 10 11 12"
+all_cases="1 2 3 4 5 6 7 8 9 10 11 12 13"
 cases=${E2E_CASES:-$all_cases}
 
 # Inside a case (which runs in a subshell): fail_case and skip_case end the case there and then.
@@ -280,10 +280,11 @@ PODMAN_MIB=64
 # within_5pct MIB: the awk condition "v is within 5% of MIB MiB".
 within_5pct() { echo "v >= 0.95 * $1 * $MIB && v <= 1.05 * $1 * $MIB"; }
 
-# podman_container NAME SCRIPT: starts a container of the image running the busybox sh SCRIPT;
+# podman_container NAME SCRIPT [OPTION]: starts a container of the image running the busybox sh SCRIPT
+# (OPTION: one more option of podman run);
 # sets cid (the id podman printed) and cg (its cgroup, read from /proc in the guest).
 podman_container() {
-	cid=$(vm_ssh "e2e-guest podman run -d --name $1 --network=none --pull=never localhost/e2e-data:latest sh -c $(printf %q "$2")") &&
+	cid=$(vm_ssh "e2e-guest podman run -d --name $1 ${3:-} --network=none --pull=never localhost/e2e-data:latest sh -c $(printf %q "$2")") &&
 		[[ $cid =~ ^[0-9a-f]{64}$ ]] || fail_case "podman run $1: '$cid'"
 	cg=$(g podman-cgroup "$1") && [ -n "$cg" ] || fail_case "no cgroup for container $1"
 	note "container $1: id $cid, cgroup $cg"
@@ -477,6 +478,36 @@ case_12() {
 		"v >= 0.99 && v <= 1.01"
 	note "the service's: $(pv "cachestat_cgroup_cached_bytes{$(scrape_job),cgroup=\"/$cg\"}") bytes; the case took $((SECONDS - t0)) s"
 	g remove $cg
+}
+
+# Case 13: a podman pod of two containers holding the image's file (one reads it): the pod's
+# subtree counts the real inode once while each container counts it too; the demo's slices and
+# the node have subtree totals that cover their children.
+case_13() {
+	local cid cg cg1 cg2 pcg sum
+	need_overlayfs
+	g podman-image $PODMAN_MIB >/dev/null || fail_case "building the image"
+	vm_ssh "e2e-guest podman pod rm -f --ignore e2e-13-pod >/dev/null &&
+		e2e-guest podman pod create --infra=false --name e2e-13-pod >/dev/null" || fail_case "podman pod create"
+	podman_container e2e-13-reader 'exec 3</data; cat /data >/dev/null; exec sleep 999999' --pod=e2e-13-pod
+	cg1=$cg
+	podman_container e2e-13-holder 'exec 3</data; exec sleep 999999' --pod=e2e-13-pod
+	cg2=$cg
+	pcg=${cg1%/*}
+	[ "${cg2%/*}" = "$pcg" ] && [[ $pcg == *libpod_pod_* ]] ||
+		fail_case "the containers are not below one pod cgroup: $cg1, $cg2"
+	note "pod cgroup $pcg"
+	until_true 60 "each container's own cached bytes" \
+		"min(cachestat_cgroup_cached_bytes{cgroup=~\"$cg1|$cg2\"})" "$(within_5pct $PODMAN_MIB)"
+	sum=$(pv "sum(cachestat_cgroup_cached_bytes{cgroup=~\"$cg1|$cg2\"})")
+	note "the containers' own series add up to $sum bytes: the shared file twice"
+	until_true 30 "the pod's subtree: the shared inode once" \
+		"cachestat_cgroup_subtree_cached_bytes{cgroup=\"$pcg\"}" "$(within_5pct $PODMAN_MIB)"
+	until_true 30 "system.slice's subtree covers its largest service" \
+		"cachestat_cgroup_subtree_cached_bytes{cgroup=\"/system.slice\"} - scalar(max(cachestat_cgroup_cached_bytes{cgroup=~\"/system.slice/[^/]+\"}))" "v >= 0"
+	until_true 30 "the node's subtree covers the pod's" \
+		"cachestat_cgroup_subtree_cached_bytes{cgroup=\"/\"} - scalar(cachestat_cgroup_subtree_cached_bytes{cgroup=\"$pcg\"})" "v >= 0"
+	vm_ssh "e2e-guest podman pod rm -f -t 0 e2e-13-pod >/dev/null" || fail_case "podman pod rm"
 }
 
 usr_alias() {

@@ -72,6 +72,12 @@ port=$(pick_port $((20000 + ($$ + 7) % 20000))) || { fail "no free port"; finish
 log=$work/exporter.log
 
 hwm_mib() { awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+# The HTTP process: the scanner's child (privilege separation); '?' when there is none.
+http_hwm_mib() {
+	local child
+	child=$(cat /proc/"$1"/task/*/children 2>/dev/null | awk '{ print $1; exit }')
+	if [ -n "$child" ]; then hwm_mib "$child"; else echo '?'; fi
+}
 
 # ==== 1. concurrent scrapes under churn ====
 mkdir "$work/files"
@@ -107,10 +113,10 @@ sed 's/^/churn: /' "$work/churn.out"
 val() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" "$work/client.out" | head -n 1; }
 requests=$(val requests) errors=$(val errors)
 if kill -0 "$exporter_pid" 2>/dev/null; then
-	rss=$(hwm_mib "$exporter_pid")
-	pass "the exporter survived the load (peak RSS ${rss} MiB)"
+	rss=$(hwm_mib "$exporter_pid") http_rss=$(http_hwm_mib "$exporter_pid")
+	pass "the exporter survived the load (peak RSS ${rss} MiB, its HTTP process ${http_rss} MiB)"
 else
-	rss='?'
+	rss='?' http_rss='?'
 	fail "the exporter died under load"
 	sed 's/^/  | /' "$log" | tail -n 20
 fi
@@ -123,7 +129,7 @@ n=$(grep -c 'level=error' "$log")
 scans=$(curl -s "http://127.0.0.1:$port/metrics" | grep -c '^cachestat_cgroup_cached_bytes')
 echo "after the load: $scans cgroups in a scrape"
 
-summary1="load: clients=$clients seconds=$seconds cgroups=$scans gzip=${LOAD_GZIP:-0} flags=${LOAD_EXPORTER_FLAGS:-none} requests=$requests errors=$errors rps=$(val rps) p50_ms=$(val p50_ms) p99_ms=$(val p99_ms) max_ms=$(val max_ms) peak_rss_mib=$rss $(cat "$work/churn.out")"
+summary1="load: clients=$clients seconds=$seconds cgroups=$scans gzip=${LOAD_GZIP:-0} flags=${LOAD_EXPORTER_FLAGS:-none} requests=$requests errors=$errors rps=$(val rps) p50_ms=$(val p50_ms) p99_ms=$(val p99_ms) max_ms=$(val max_ms) peak_rss_mib=$rss http_peak_rss_mib=$http_rss $(cat "$work/churn.out")"
 stop_exporter
 
 # ==== 2. a million files in one cgroup ====
