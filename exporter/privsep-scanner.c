@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -133,7 +134,11 @@ static void answer(struct ps_wait *pw)
 		sched_body_unref(b);
 	}
 	pthread_mutex_lock(&pw->conn->send_lock);
-	(void)privsep_send(pw->conn->sock, &a, sizeof(a), fds, n_fds); /* a peer gone is the reader's */
+	/* a peer gone is the reader's to see; one that does not read is dropped */
+	if (privsep_send(pw->conn->sock, &a, sizeof(a), fds, n_fds) == -EAGAIN) {
+		log_warn("the HTTP process leaves its answers unread: closing its channel");
+		shutdown(pw->conn->sock, SHUT_RDWR);
+	}
 	pthread_mutex_unlock(&pw->conn->send_lock);
 	closep(&fds[0]);
 	closep(&fds[1]);
@@ -191,8 +196,13 @@ static void *conn_reader(void *arg)
 
 		if (r == 0 && !privsep_ask_valid(&ask))
 			r = -EBADMSG;
+		if (r == 0 && atomic_load(&conn->refs) > PRIVSEP_MAX_PENDING)
+			r = -ENOBUFS;
 		if (r < 0) {
-			if (r != -ECONNRESET && r != -ESHUTDOWN)
+			if (r == -ENOBUFS)
+				log_warn("the HTTP process has %d asks pending: closing its channel",
+					 PRIVSEP_MAX_PENDING);
+			else if (r != -ECONNRESET && r != -ESHUTDOWN)
 				log_warn("the HTTP process sent a bad message (%s): closing its channel",
 					 strerror(-r));
 			break;
@@ -237,6 +247,10 @@ int privsep_server_add(struct privsep_server *srv, int sock)
 	atomic_init(&conn->refs, 1);
 	conn->srv = srv;
 	conn->sock = TAKE_FD(fd);
+	(void)setsockopt(conn->sock, SOL_SOCKET, SO_SNDTIMEO,
+			 &(struct timeval){ .tv_sec = PRIVSEP_SEND_TIMEOUT_MS / 1000,
+					    .tv_usec = PRIVSEP_SEND_TIMEOUT_MS % 1000 * 1000 },
+			 sizeof(struct timeval));
 	pthread_mutex_init(&conn->send_lock, NULL);
 	atomic_fetch_add(&srv->refs, 1);
 	pthread_mutex_lock(&srv->lock);

@@ -28,6 +28,13 @@
 #define PRIVSEP_MAX_BODY (1ULL << 30)
 /* Descriptors an answer carries at most: the text and its gzip member. */
 #define PRIVSEP_MAX_FDS 2
+/*
+ * An HTTP process with this many asks pending, or that leaves an answer unread this long, is
+ * dropped (its channel closed: it exits, and is started again): neither a bug nor an attacker
+ * in it may grow the scanner's memory or hold a scanner thread in a send.
+ */
+#define PRIVSEP_MAX_PENDING 65536
+#define PRIVSEP_SEND_TIMEOUT_MS 2000
 /* A scrape may wait at most this long (its X-Prometheus-Scrape-Timeout-Seconds). */
 #define PRIVSEP_MAX_BUDGET_NS (3600ULL * 1000000000ULL)
 

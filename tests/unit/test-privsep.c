@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -374,6 +375,49 @@ static void test_server_drops_bad_client(void **state)
 	scheduler_free(sched);
 }
 
+/* A client that asks and never reads its answers is dropped once an answer waits too long. */
+static void test_server_drops_deaf_client(void **state)
+{
+	struct scheduler *sched = make_scheduler();
+	struct privsep_server *srv = NULL;
+	struct privsep_ask head = good_ask;
+	char buf[256];
+	ssize_t n;
+	int sp[2];
+
+	(void)state;
+	head.scan = 0; /* answered at once, from the reader thread */
+	pair(sp);
+	assert_int_equal(privsep_server_new(sched, &srv), 0);
+	assert_int_equal(privsep_server_add(srv, sp[0]), 0);
+	/* until an ask waits 0.5 s: the server no longer reads, stuck sending an answer */
+	assert_int_equal(setsockopt(sp[1], SOL_SOCKET, SO_SNDTIMEO,
+				    &(struct timeval){ .tv_usec = 500000 }, sizeof(struct timeval)), 0);
+	for (int i = 0; i < 100000; i++)
+		if (send(sp[1], &head, sizeof(head), MSG_NOSIGNAL) < 0)
+			break;
+	assert_int_equal(errno, EAGAIN);
+	usleep((PRIVSEP_SEND_TIMEOUT_MS + 1000) * 1000);
+	assert_int_equal(setsockopt(sp[1], SOL_SOCKET, SO_RCVTIMEO,
+				    &(struct timeval){ .tv_sec = 5 }, sizeof(struct timeval)), 0);
+	do {
+		struct msghdr mh = { .msg_iov = &(struct iovec){ buf, sizeof(buf) }, .msg_iovlen = 1 };
+		char cbuf[CMSG_SPACE(sizeof(int) * 2)];
+
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		n = recvmsg(sp[1], &mh, MSG_CMSG_CLOEXEC);
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n > 0 && c; c = CMSG_NXTHDR(&mh, c))
+			for (size_t k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++)
+				close(((int *)(void *)CMSG_DATA(c))[k]);
+	} while (n > 0);
+	assert_int_equal(n < 0 ? errno : 0, 0); /* the end of the stream, not the receive timeout */
+	assert_int_equal(n, 0);
+	close(sp[1]);
+	privsep_server_free(srv);
+	scheduler_free(sched);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -396,6 +440,7 @@ int main(void)
 		cmocka_unit_test(test_server_client),
 		cmocka_unit_test(test_client_refuses),
 		cmocka_unit_test(test_server_drops_bad_client),
+		cmocka_unit_test(test_server_drops_deaf_client),
 	};
 
 	return cmocka_run_group_tests_name("privsep", tests, setup, teardown);
