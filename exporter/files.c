@@ -381,6 +381,29 @@ static int match_or_claim(struct files_ctx *ctx, const struct stat *st, const st
 }
 
 /*
+ * What an O_PATH descriptor (or -1, errno set) holds: 1 with its stat when a regular file on a
+ * file system not excluded, else 0, skipped and counted. Nothing is opened but that descriptor.
+ */
+static int check_opath(struct files_ctx *ctx, int pfd, struct stat *st)
+{
+	uint64_t mnt_id;
+
+	if (pfd < 0 || stat_opath(pfd, st, &mnt_id) < 0) {
+		skip(ctx, skip_reason_of(errno));
+		return 0;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		skip(ctx, SKIP_NOT_REGULAR);
+		return 0;
+	}
+	if (mount_excluded(ctx, -1, mnt_id)) {
+		skip(ctx, SKIP_FS_TYPE);
+		return 0;
+	}
+	return 1;
+}
+
+/*
  * A configured file, dirfd/name: opened O_PATH (nofollow: O_NOFOLLOW), checked to be a regular
  * file on a file system not excluded, deduplicated (expect: the caller did it already, by
  * readdir's inode) and visited.
@@ -389,23 +412,12 @@ static int visit_path(struct files_ctx *ctx, int dirfd, const char *name, bool n
 		      const struct stat *expect, const char *path)
 {
 	_cleanup_close_ int pfd = -1;
-	uint64_t mnt_id;
 	struct stat st;
 	int r;
 
 	pfd = openat(dirfd, name, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
-	if (pfd < 0 || (r = stat_opath(pfd, &st, &mnt_id)) < 0) {
-		skip(ctx, skip_reason_of(errno));
+	if (!check_opath(ctx, pfd, &st))
 		return 0;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		skip(ctx, SKIP_NOT_REGULAR);
-		return 0;
-	}
-	if (mount_excluded(ctx, -1, mnt_id)) {
-		skip(ctx, SKIP_FS_TYPE);
-		return 0;
-	}
 	r = match_or_claim(ctx, &st, expect);
 	if (r <= 0)
 		return r;
@@ -1148,7 +1160,6 @@ int files_scan_handle(struct files_ctx *ctx, int mount_fd, struct file_handle *f
 {
 	_cleanup_close_ int pfd = -1;
 	char link[32];
-	uint64_t mnt_id;
 	struct stat st;
 	int r;
 
@@ -1156,18 +1167,8 @@ int files_scan_handle(struct files_ctx *ctx, int mount_fd, struct file_handle *f
 	if (!charge(ctx))
 		return 0;
 	pfd = open_by_handle_at(mount_fd, fh, O_PATH | O_CLOEXEC);
-	if (pfd < 0 || stat_opath(pfd, &st, &mnt_id) < 0) {
-		skip(ctx, skip_reason_of(errno));
+	if (!check_opath(ctx, pfd, &st))
 		return 0;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		skip(ctx, SKIP_NOT_REGULAR);
-		return 0;
-	}
-	if (mount_excluded(ctx, -1, mnt_id)) {
-		skip(ctx, SKIP_FS_TYPE);
-		return 0;
-	}
 	if (fileset_contains(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino))
 		return 0;
 	if (!creds_may_cachestat(creds, O_RDONLY, &st)) {

@@ -576,6 +576,7 @@ declare -A names=(
 	[10]="Kubernetes-shaped cgroups of both kubelet drivers: pod UID, QoS, container id"
 	[11]="the service runs the Debian package's binary, unit and system user"
 	[12]="the OCI image, run by podman as the DaemonSet runs it, finds cachestat and reports what the service does"
+	[13]="a podman pod's subtree counts the image file its two containers share once"
 )
 
 # On any exit: stop QEMU, count the cases that never ran as failed, print the summary.
