@@ -21,9 +21,19 @@
 #   e2e-guest podman-cgroup NAME         the cgroup of container NAME's first process, from /proc
 #   e2e-guest fincore-cgroup CG          fincore's resident bytes of the regular files the processes of CG
 #                                        hold open or map (each path once), summed
+#   e2e-guest mkfiles DIR N MIN MAX      N files DIR/f-NNN, sizes spread evenly from MIN to MAX KiB (4 KiB
+#                                        multiples), random data, fsynced, dropped from the page cache
+#   e2e-guest fincore-files FILE...      fincore's resident bytes of each FILE ("BYTES PATH" lines)
+#   e2e-guest nginx-site DIR PORT        Debian's nginx serving DIR on 127.0.0.1:PORT with sendfile and no
+#                                        open file cache (it opens, sends and closes per request); restarted
+#   e2e-guest nginx-off                  remove that site and stop nginx
+#   e2e-guest fanotify-on                install the exporter's drop-in read from stdin (the fanotify
+#                                        collector), then daemon-reload and restart the exporter
+#   e2e-guest fanotify-off               remove that drop-in, daemon-reload, restart the exporter
 set -euo pipefail
 cgroot=/sys/fs/cgroup
 image=localhost/e2e-data:latest
+dropin_dir=/etc/systemd/system/cachestat-exporter.service.d
 
 cg_join() { echo "$BASHPID" >"$cgroot/$1/cgroup.procs"; }
 
@@ -95,6 +105,49 @@ thrash)
 reclaim)
 	# Asking for more than the cgroup can give back fails with EAGAIN: report it, the caller decides.
 	echo "$3" >"$cgroot/$2/memory.reclaim" || echo "memory.reclaim of $3 in $2: incomplete" >&2
+	;;
+mkfiles)
+	mkdir -p "$2"
+	for i in $(seq 0 $(($3 - 1))); do
+		kib=$(($4 + ($5 - $4) * i / ($3 > 1 ? $3 - 1 : 1)))
+		f=$(printf '%s/f-%03d' "$2" "$i")
+		dd if=/dev/urandom of="$f" bs=4k count=$((kib / 4)) conv=fsync status=none
+		dd if="$f" iflag=nocache count=0 status=none
+	done
+	;;
+fincore-files)
+	shift
+	fincore --bytes --noheadings --output RES,FILE "$@"
+	;;
+nginx-site)
+	cat >/etc/nginx/conf.d/e2e.conf <<-EOF
+		server {
+			listen 127.0.0.1:$3;
+			root $2;
+			sendfile on;
+			open_file_cache off;
+			access_log /var/log/nginx/e2e.log;
+		}
+	EOF
+	: >/var/log/nginx/e2e.log
+	nginx -q -t
+	systemctl restart nginx
+	;;
+nginx-off)
+	rm -f /etc/nginx/conf.d/e2e.conf
+	systemctl stop nginx
+	;;
+fanotify-on)
+	mkdir -p "$dropin_dir"
+	cat >"$dropin_dir/fanotify.conf"
+	systemctl daemon-reload
+	systemctl restart cachestat-exporter
+	;;
+fanotify-off)
+	rm -f "$dropin_dir/fanotify.conf"
+	rmdir --ignore-fail-on-non-empty "$dropin_dir" 2>/dev/null || true
+	systemctl daemon-reload
+	systemctl restart cachestat-exporter
 	;;
 cgroup-path)
 	dir=$cgroot

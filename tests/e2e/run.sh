@@ -14,7 +14,7 @@ source "$TOP/tests/lib/tap.sh"
 
 MIB=1048576
 RUN=$E2E_ROOT/run-e2e
-all_cases="1 2 3 4 5 6 7 8 9 10 11 12 13"
+all_cases="1 2 3 4 5 6 7 8 9 10 11 12 13 14"
 cases=${E2E_CASES:-$all_cases}
 
 # Inside a case (which runs in a subshell): fail_case and skip_case end the case there and then.
@@ -510,6 +510,56 @@ case_13() {
 	vm_ssh "e2e-guest podman pod rm -f -t 0 e2e-13-pod >/dev/null" || fail_case "podman pod rm"
 }
 
+# Case 14: Debian's nginx (sendfile, no open file cache) serves 200 files to siege, opening, sending and
+# closing each: with the fanotify collector on (the repository's drop-in), its service cgroup counts them as
+# recently opened, within 5% of fincore's figure, and its per-file series name the largest of them.
+NGINX_FILES=200
+case_14() {
+	local dir=/scratch/e2e/14/www cg=/system.slice/nginx.service sel out tx n sum f b port=8014
+	local dropin=$TOP/deploy/systemd/cachestat-exporter.service.d/fanotify.conf
+	[ -z "${E2E_EXPORTER:-}" ] || skip_case "E2E_EXPORTER is set: the drop-in starts the package's binary"
+	sel="cgroup=\"$cg\""
+	# The collector off again, nginx stopped, whatever the outcome: the other cases must not see them.
+	trap 'g nginx-off; g fanotify-off && note "fanotify drop-in removed, exporter restarted"' EXIT
+	# Owned by nginx's worker user: cachestat(2) answers only an opener that owns the file or may write it
+	# (the kernel's rule, which the exporter applies to a recent file's opener); root's 0644 files served by
+	# www-data are skipped as no_access (cachestat_files_skipped_total), and the cgroup counts none of them.
+	g mkfiles $dir $NGINX_FILES 64 2048 && vm_ssh "chown -R www-data:www-data $dir" && g nginx-site $dir $port ||
+		fail_case "files and nginx setup"
+	g fanotify-on <"$dropin" || fail_case "installing the fanotify drop-in"
+	until_true 60 "the restarted exporter watches file systems" "cachestat_fanotify_filesystems_marked" "v >= 1"
+	until_true 30 "the fanotify collector succeeds" 'cachestat_scrape_collector_success{collector="fanotify"}' \
+		"v == 1"
+	# siege walks the URL file once per simulated user: 2 users, every file twice.
+	out=$(vm_ssh "cd $dir && ls | sed 's|^|http://127.0.0.1:$port/|' >/tmp/e2e-14-urls &&
+		siege -q -b -c 2 -r $NGINX_FILES -f /tmp/e2e-14-urls 2>&1") || fail_case "siege: $out"
+	tx=$(sed -n 's/.*"successful_transactions":[[:space:]]*\([0-9]*\).*/\1/p' <<<"$out")
+	n=$(vm_ssh "awk '\$9 == 200 { print \$7 }' /var/log/nginx/e2e.log | sort -u | wc -l")
+	note "siege: $tx successful requests; nginx served $n distinct files with status 200"
+	[ "$tx" = $((2 * NGINX_FILES)) ] && [ "$n" = $NGINX_FILES ] || fail_case "not every file was served twice"
+	# Between requests nginx holds none of them: what the exporter counts of them, it owes to fanotify.
+	! vm_ssh "for p in \$(pgrep -x nginx); do ls -l /proc/\$p/fd; done | grep -F '$dir/'" ||
+		fail_case "nginx holds a served file open"
+	# The oracle: fincore over the served files.
+	vm_ssh "e2e-guest fincore-files $dir/*" >"$RUN/case-14.fincore" || fail_case "fincore"
+	sum=$(awk '{ s += $1 } END { print s + 0 }' "$RUN/case-14.fincore")
+	note "fincore: $sum bytes cached of the $NGINX_FILES served files"
+	[ "$sum" -gt 0 ] || fail_case "fincore counts nothing cached of the served files"
+	until_true 60 "recent-only files of $cg" "cachestat_cgroup_recent_only_files{$sel}" "v == $NGINX_FILES"
+	until_true 30 "recent-only cached bytes of $cg" "cachestat_cgroup_recent_only_cached_bytes{$sel}" \
+		"v > 0 && v >= 0.95 * $sum && v <= 1.05 * $sum"
+	until_true 30 "cached bytes of $cg (held and recent)" \
+		"cachestat_cgroup_cached_bytes{$sel} - cachestat_cgroup_recent_only_cached_bytes{$sel}" "v >= 0"
+	note "cached bytes of $cg: $(pv "cachestat_cgroup_cached_bytes{$sel}")"
+	# The five largest served files (the last five by name: sizes grow with the index) among its top files.
+	while read -r b f; do
+		until_true 30 "per-file series of $f (fincore $b)" "cachestat_file_cached_bytes{$sel,path=\"$f\"}" \
+			"v > 0 && v >= 0.95 * $b && v <= 1.05 * $b"
+	done < <(sort -k2 "$RUN/case-14.fincore" | tail -n 5)
+	note "its top files: $(prom_api query --data-urlencode "query=cachestat_file_cached_bytes{$sel}" |
+		jq -r '[.data.result[] | "\(.metric.path)=\(.value[1])"] | join(" ")')"
+}
+
 usr_alias() {
 	case $1 in
 	/usr/lib/*) echo "${1#/usr}" ;;
@@ -577,6 +627,7 @@ declare -A names=(
 	[11]="the service runs the Debian package's binary, unit and system user"
 	[12]="the OCI image, run by podman as the DaemonSet runs it, finds cachestat and reports what the service does"
 	[13]="a podman pod's subtree counts the image file its two containers share once"
+	[14]="nginx under siege: the fanotify collector counts the files it served and closed, as fincore does"
 )
 
 # On any exit: stop QEMU, count the cases that never ran as failed, print the summary.
