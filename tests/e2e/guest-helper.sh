@@ -170,7 +170,8 @@ podman-cgroup)
 	sed -n 's/^0:://p' "/proc/$pid/cgroup"
 	;;
 fincore-cgroup)
-	for pid in $(cat "$cgroot/$2/cgroup.procs"); do
+	shift
+	for pid in $(for cg; do cat "$cgroot/$cg/cgroup.procs"; done); do
 		awk '$6 ~ /^\// && !/ \(deleted\)$/ { print $6 }' "/proc/$pid/maps"
 		find "/proc/$pid/fd" -mindepth 1 -exec readlink {} \;
 	done | sort -u | while IFS= read -r f; do
