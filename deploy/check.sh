@@ -34,6 +34,7 @@ for tool in yamllint cloud-init systemd-analyze promtool "$py"; do
 done
 "$py" -c 'import yaml' 2>/dev/null || missing+=("python3-yaml")
 if [ ${#missing[@]} -gt 0 ]; then
+	# shellcheck disable=SC2154 # tmp: made by scripts/lib-check.sh
 	: >"$tmp/out"
 	ko "tools present: missing ${missing[*]} (see deploy/deps.txt; run scripts/install-deps.sh)"
 	finish

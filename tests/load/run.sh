@@ -19,6 +19,7 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 here=$top/tests/load
+# shellcheck disable=SC2034 # read by start_exporter (tests/lib/tap.sh)
 bin=$top/exporter/cachestat_exporter
 py=/usr/bin/python3
 clients=${LOAD_CLIENTS:-200}
@@ -112,6 +113,7 @@ cat "$work/client.out"
 sed 's/^/churn: /' "$work/churn.out"
 val() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" "$work/client.out" | head -n 1; }
 requests=$(val requests) errors=$(val errors)
+# shellcheck disable=SC2154 # exporter_pid: set by start_exporter (tests/lib/tap.sh)
 if kill -0 "$exporter_pid" 2>/dev/null; then
 	rss=$(hwm_mib "$exporter_pid") http_rss=$(http_hwm_mib "$exporter_pid")
 	pass "the exporter survived the load (peak RSS ${rss} MiB, its HTTP process ${http_rss} MiB)"
