@@ -7,6 +7,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "util.h"
 
 #define CREDS_CAP_DAC_OVERRIDE 1
 #define CREDS_CAP_FOWNER 3
@@ -158,4 +161,24 @@ bool creds_may_cachestat_mapping(const struct creds *c, const char *perms, const
 	if (strlen(perms) >= 4 && perms[1] == 'w' && perms[3] == 's')
 		return true;
 	return owner_or_writer(c, st);
+}
+
+int creds_read(int piddir, const char *self_userns, struct creds *ret)
+{
+	_cleanup_free_ char *buf = NULL;
+	char ns[64];
+	ssize_t n;
+	size_t len;
+	int r;
+
+	r = read_file_at(piddir, "status", &buf, &len);
+	if (r < 0)
+		return r;
+	r = creds_parse_status(buf, len, ret);
+	if (r < 0)
+		return r;
+	n = readlinkat(piddir, "ns/user", ns, sizeof(ns) - 1);
+	if (n <= 0 || (size_t)n != strlen(self_userns) || memcmp(ns, self_userns, (size_t)n))
+		ret->cap_fowner = ret->cap_dac_override = false;
+	return 0;
 }

@@ -5,7 +5,7 @@
  * the file's owner and mode. This is the kernel's rule for cachestat(2) (and mincore(2)'s for
  * mappings): the file is open for writing, or the caller owns it (or has CAP_FOWNER), or may
  * write it (mode bits, or CAP_DAC_OVERRIDE). Reading it is not enough. No dependencies beyond
- * libc; never logs.
+ * libc and util's file reading; never logs.
  */
 #pragma once
 
@@ -31,6 +31,13 @@ struct creds {
 int creds_parse_status(const char *buf, size_t len, struct creds *ret);
 
 void creds_done(struct creds *c);
+/*
+ * The credentials of the process whose /proc directory is piddir, from its status. Its
+ * capabilities count only when its ns/user link reads self_userns (ours): in another user
+ * namespace they apply to files of that namespace's ids alone, which is not worth modelling;
+ * leaving them out reports less, never more. Returns 0 or -errno.
+ */
+int creds_read(int piddir, const char *self_userns, struct creds *ret);
 
 /*
  * Through a descriptor opened with open_flags (as fcntl(F_GETFL) or fdinfo's "flags:" give

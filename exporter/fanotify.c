@@ -330,30 +330,21 @@ int fanotify_listener_new(const struct fanotify_options *o, struct fanotify_list
  */
 static int read_creds(struct fanotify_listener *l, int piddir, struct handleset_creds *ret)
 {
-	_cleanup_free_ char *buf = NULL;
 	struct creds c;
-	char ns[64];
-	ssize_t n;
-	size_t len;
 	int r;
 
-	r = read_file_at(piddir, "status", &buf, &len);
-	if (r < 0)
-		return r;
-	r = creds_parse_status(buf, len, &c);
+	if (!l->self_userns[0]) {
+		ssize_t n = readlink("/proc/self/ns/user", l->self_userns, sizeof(l->self_userns) - 1);
+
+		l->self_userns[n > 0 ? n : 0] = '\0';
+	}
+	r = creds_read(piddir, l->self_userns, &c);
 	if (r < 0)
 		return r;
 	*ret = (struct handleset_creds){ .fsuid = c.fsuid, .fsgid = c.fsgid,
 					 .cap_fowner = c.cap_fowner,
 					 .cap_dac_override = c.cap_dac_override };
 	creds_done(&c);
-	if (!l->self_userns[0]) {
-		n = readlink("/proc/self/ns/user", l->self_userns, sizeof(l->self_userns) - 1);
-		l->self_userns[n > 0 ? n : 0] = '\0';
-	}
-	n = readlinkat(piddir, "ns/user", ns, sizeof(ns) - 1);
-	if (n <= 0 || (size_t)n != strlen(l->self_userns) || memcmp(ns, l->self_userns, (size_t)n))
-		ret->cap_fowner = ret->cap_dac_override = false;
 	return 0;
 }
 

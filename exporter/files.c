@@ -746,34 +746,16 @@ static int scan_mappings(struct files_ctx *ctx, const struct proc *p)
 	return 0;
 }
 
-/*
- * The credentials a process checks files with. Its capabilities count only in our own user
- * namespace: in another, they apply to files of that namespace's ids alone, which is not worth
- * modelling; leaving them out reports less, never more.
- */
+/* The credentials a process checks files with (creds_read()), our user namespace read once. */
 static int read_creds(struct files_ctx *ctx, int piddir, struct creds *ret)
 {
-	_cleanup_free_ char *buf = NULL;
-	char ns[64];
-	ssize_t n;
-	size_t len;
-	int r;
-
-	r = read_file_at(piddir, "status", &buf, &len);
-	if (r < 0)
-		return r;
-	r = creds_parse_status(buf, len, ret);
-	if (r < 0)
-		return r;
 	if (!ctx->self_userns[0]) {
-		n = readlinkat(ctx->procfs_fd, "self/ns/user", ctx->self_userns,
-			       sizeof(ctx->self_userns) - 1);
+		ssize_t n = readlinkat(ctx->procfs_fd, "self/ns/user", ctx->self_userns,
+				       sizeof(ctx->self_userns) - 1);
+
 		ctx->self_userns[n > 0 ? n : 0] = '\0';
 	}
-	n = readlinkat(piddir, "ns/user", ns, sizeof(ns) - 1);
-	if (n <= 0 || (size_t)n != strlen(ctx->self_userns) || memcmp(ns, ctx->self_userns, (size_t)n))
-		ret->cap_fowner = ret->cap_dac_override = false;
-	return 0;
+	return creds_read(piddir, ctx->self_userns, ret);
 }
 
 static bool proc_gone(int r)
