@@ -272,8 +272,10 @@ static int scan_begin(struct collect_scan *scan, size_t idx, void **ret_state)
 		return -ENOMEM;
 	}
 	fs->files.procfs_fd = open(scan->procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!listener_ready(scan, &stats) || fs->files.procfs_fd < 0)
-		fs->broken = true; /* failed at the first cgroup */
+	if (!listener_ready(scan, &stats) || fs->files.procfs_fd < 0) {
+		fs->broken = true;
+		scan_fail(scan, idx);
+	}
 	fs->mine->has_stats = !fs->broken;
 	fs->mine->stats = stats;
 	*ret_state = TAKE_PTR(fs);
@@ -344,11 +346,11 @@ static int scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int d
 	fs->cur = cg;
 	fs->sum = cg->data[fs->cachestat];
 	if (fs->broken && !fs->stats_done) {
-		/* a failure marked in scan_begin would not hold (collect sets success after it) */
+		/* failed in scan_begin: no counters and no recent files for any cgroup */
 		fs->stats_done = true;
 		free(fs->mine);
 		fs->mine = NULL;
-		return -EIO;
+		return 0;
 	}
 	if (fs->stats_done && (fs->broken || !fs->sum))
 		return 0;
