@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cgroups.h"
+#include "dircache.h"
 #include "files.h"
 #include "registry.h"
 #include "util.h"
@@ -27,6 +28,7 @@ struct collector {
 	struct pagecache pc;
 	long page_size;
 	struct fstypes fstypes; /* its mount cache is the running scan's */
+	struct dircache *dircache; /* under lock; NULL while a scan has it, or none is kept */
 
 	pthread_mutex_t lock;
 	struct config_ref *cfg;      /* under lock */
@@ -243,7 +245,8 @@ static int cgroup_cmp(const void *a, const void *b)
 }
 
 /* One scan. Always returns a snapshot unless memory runs out. */
-static struct snapshot *scan_run(struct collector *c, const struct config *cfg)
+static struct snapshot *scan_run(struct collector *c, const struct config *cfg,
+				  struct dircache *dircache)
 {
 	_cleanup_(snapshot_unrefp) struct snapshot *snap = snapshot_new();
 	struct collect_scan scan = {
@@ -254,6 +257,7 @@ static struct snapshot *scan_run(struct collector *c, const struct config *cfg)
 		.procfs = c->procfs,
 		.page_size = c->page_size,
 		.fstypes = &c->fstypes,
+		.dircache = dircache,
 		.n_cgroups = count_cgroups(c->cgroupfs),
 		.snap = snap,
 	};
@@ -306,6 +310,10 @@ int collector_new(const struct collector_options *opts, const struct pagecache *
 		collector_free(c); /* frees cfg too: it was handed over */
 		return -EINVAL;
 	}
+	if (opts->keep_listings && dircache_new(DIRCACHE_MAX_BYTES, &c->dircache) < 0) {
+		collector_free(c);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < registry_count(); i++) {
 		if (opts->enable[i] && registry_get(i)->setup && registry_get(i)->setup(opts) < 0) {
 			collector_free(c);
@@ -335,18 +343,26 @@ void collector_set_config(struct collector *c, struct config *cfg)
 
 int collector_scan(struct collector *c, struct snapshot **ret)
 {
+	struct dircache *dircache; /* one scan at a time has it: a scan left behind keeps it */
 	struct config_ref *cfg;
 	struct snapshot *snap;
 
 	pthread_mutex_lock(&c->lock);
 	cfg = c->cfg;
 	cfg->refs++;
+	dircache = TAKE_PTR(c->dircache);
 	pthread_mutex_unlock(&c->lock);
 
-	snap = scan_run(c, cfg->cfg);
+	if (dircache)
+		dircache_begin_scan(dircache);
+	snap = scan_run(c, cfg->cfg, dircache);
+	if (dircache)
+		dircache_end_scan(dircache);
 
 	pthread_mutex_lock(&c->lock);
 	config_ref_drop(cfg);
+	if (!c->dircache)
+		c->dircache = TAKE_PTR(dircache);
 	if (snap) {
 		for (int i = 0; i < _SKIP_MAX; i++) {
 			c->skipped[i] += snap->skipped[i];
@@ -354,6 +370,7 @@ int collector_scan(struct collector *c, struct snapshot **ret)
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
+	dircache_free(dircache); /* a newer scan's came back first */
 	if (!snap)
 		return -ENOMEM;
 	*ret = snap;
@@ -376,6 +393,7 @@ void collector_free(struct collector *c)
 		return;
 	config_ref_drop(c->cfg);
 	fstypes_done(&c->fstypes);
+	dircache_free(c->dircache);
 	pthread_mutex_destroy(&c->lock);
 	free(c->cgroupfs);
 	free(c->procfs);

@@ -18,6 +18,7 @@ struct collector_options {
 	const char *procfs;
 	bool enable[COLLECTORS_MAX]; /* by registry index */
 	const char *fs_types_exclude; /* regex of file system types not to touch; NULL: the default */
+	bool keep_listings; /* keep directory listings between scans (dircache.h): a daemon's */
 };
 
 struct collector;

@@ -129,6 +129,7 @@ static int scan_begin(struct collect_scan *scan, size_t idx, void **ret_state)
 		.visit = visit_file,
 		.userdata = cs,
 		.fstypes = scan->fstypes,
+		.dircache = scan->dircache,
 		.deadline_ns = files_now_ns() + (uint64_t)(scan->cfg->max_scan_seconds * 1e9),
 		/* half an equal share of the time is kept for every cgroup; the rest is first come */
 		.reserve_ns = (uint64_t)(scan->cfg->max_scan_seconds * 1e9) / (2 * (scan->n_cgroups + 1)),

@@ -261,7 +261,7 @@ static int visit_overlay(struct files_ctx *ctx, const struct files_entry *e)
 	ssize_t n;
 
 	/* the path as the kernel prints it for our descriptor: the process's, for its files */
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", e->fd);
+	snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", e->fd);
 	n = readlink(link, name, sizeof(name) - 1);
 	/* e->st may hold the identity, type and size alone; the layers are checked on all of it */
 	if (n < 0 || fstat_fd(e->fd, &ovl) < 0) {
@@ -333,7 +333,7 @@ static int visit_open(struct files_ctx *ctx, const struct files_entry *e)
 
 /*
  * Opens the regular file that the O_PATH descriptor pfd refers to (st, from stat_opath()),
- * read-only, through /proc/self/fd, and visits it. The link resolves to pfd's own dentry,
+ * read-only, through /proc/thread-self/fd, and visits it. The link resolves to pfd's own dentry,
  * which we hold and nobody else can change: the file opened is that inode, whatever became of
  * its name meanwhile, so it needs no second fstat.
  */
@@ -346,9 +346,12 @@ static int visit_reopened(struct files_ctx *ctx, int pfd, const struct stat *st,
 
 	if (known(ctx, st))
 		return visit_known(ctx, st, path, proc_link);
-	/* a directory descriptor of our own /proc/self/fd spares a walk of four names per file */
+	/*
+	 * A directory descriptor of /proc/thread-self/fd spares a walk of four names per file;
+	 * thread-self, as the scan has a descriptor table of its own (scheduler.c)
+	 */
 	if (ctx->self_fd_dir <= 0)
-		ctx->self_fd_dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		ctx->self_fd_dir = open("/proc/thread-self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (ctx->self_fd_dir < 0) {
 		skip(ctx, SKIP_ERROR);
 		ctx->self_fd_dir = 0; /* tried again next time */
@@ -861,15 +864,13 @@ static int walk_dir(struct files_ctx *ctx, int fd, const struct walk_root *root,
 		    struct pathbuf *path, unsigned depth);
 
 /*
- * Whether only root may change the entries of the directory at fd (owned by root, no write
+ * Whether only root may change the entries of the directory of st (owned by root, no write
  * for group or others; a POSIX ACL granting write shows in the group bits): then no one the
  * scan guards against can swap a name between readdir and open.
  */
-static bool dir_sealed(int fd)
+static bool dir_sealed(const struct stat *st)
 {
-	struct stat st;
-
-	return fstat_fd(fd, &st) == 0 && st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH));
+	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
 /*
@@ -957,11 +958,12 @@ static int walk_subdir(struct files_ctx *ctx, int dirfd, const char *name,
 	return r;
 }
 
-static int walk_entry(struct files_ctx *ctx, int dirfd, bool sealed, const struct dirent *de,
-		      const struct walk_root *root, struct pathbuf *path, unsigned depth)
+static int walk_entry(struct files_ctx *ctx, int dirfd, bool sealed,
+		      const struct dircache_entry *de, const struct walk_root *root,
+		      struct pathbuf *path, unsigned depth)
 {
-	const char *name = de->d_name;
-	unsigned char type = de->d_type;
+	const char *name = de->name;
+	unsigned char type = de->type;
 	dev_t dev = root->dev;
 	struct stat expect;
 	size_t oldlen;
@@ -985,8 +987,8 @@ static int walk_entry(struct files_ctx *ctx, int dirfd, bool sealed, const struc
 	if (root->d_ino_is_st_ino) {
 		/* deduplicated before opening; visit_path() checks the inode is still that one */
 		expect.st_dev = dev;
-		expect.st_ino = de->d_ino;
-		r = fileset_add(&ctx->seen, (uint64_t)dev, (uint64_t)de->d_ino);
+		expect.st_ino = de->ino;
+		r = fileset_add(&ctx->seen, (uint64_t)dev, de->ino);
 		if (r <= 0)
 			return r;
 	}
@@ -1005,32 +1007,83 @@ static int walk_entry(struct files_ctx *ctx, int dirfd, bool sealed, const struc
 	return r;
 }
 
+/* The entries of a kept listing (dircache.h). */
+static int walk_listing(struct files_ctx *ctx, int fd, bool sealed,
+			const struct dircache_listing *l, const struct walk_root *root,
+			struct pathbuf *path, unsigned depth)
+{
+	struct dircache_entry de;
+	size_t pos = 0;
+
+	while (dircache_next(l, &pos, &de) && !files_stopped(ctx)) {
+		int r = walk_entry(ctx, fd, sealed, &de, root, path, depth);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * The entries readdir gives, kept as the directory's listing when it may be (ctx->dircache,
+ * a file system whose d_ino is the inode, a directory settled before the read, all of it read).
+ */
+static int walk_readdir(struct files_ctx *ctx, DIR *d, bool sealed, const struct stat *st,
+			const struct walk_root *root, struct pathbuf *path, unsigned depth)
+{
+	_cleanup_(dircache_builder_done) struct dircache_builder b = { .overflow = true };
+	struct timespec now;
+	struct dirent *de;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (ctx->dircache && root->d_ino_is_st_ino && dircache_settled(st, &now))
+		dircache_builder_init(ctx->dircache, &b);
+	while ((de = readdir(d))) {
+		struct dircache_entry e = { .ino = de->d_ino, .type = de->d_type, .name = de->d_name };
+		int r;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (files_stopped(ctx))
+			return 0; /* not all of it: not kept */
+		dircache_builder_add(&b, e.ino, e.type, e.name);
+		r = walk_entry(ctx, dirfd(d), sealed, &e, root, path, depth);
+		if (r < 0)
+			return r;
+	}
+	return b.overflow ? 0 : dircache_store(ctx->dircache, st, &b);
+}
+
 /* Takes ownership of fd. */
 static int walk_dir(struct files_ctx *ctx, int fd, const struct walk_root *root,
 		    struct pathbuf *path, unsigned depth)
 {
 	_cleanup_closedir_ DIR *d = NULL;
-	bool sealed = dir_sealed(fd);
-	struct dirent *de;
+	const struct dircache_listing *l = NULL;
+	struct stat st;
+	bool sealed;
 
+	if (fstat_fd(fd, &st) < 0) {
+		close(fd);
+		skip(ctx, SKIP_ERROR);
+		return 0;
+	}
+	sealed = dir_sealed(&st);
+	if (ctx->dircache && root->d_ino_is_st_ino)
+		l = dircache_find(ctx->dircache, &st);
+	if (l) {
+		int r = walk_listing(ctx, fd, sealed, l, root, path, depth);
+
+		close(fd);
+		return r;
+	}
 	d = fdopendir(fd);
 	if (!d) {
 		close(fd);
 		skip(ctx, SKIP_ERROR);
 		return 0;
 	}
-	while ((de = readdir(d))) {
-		int r;
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (files_stopped(ctx))
-			break;
-		r = walk_entry(ctx, dirfd(d), sealed, de, root, path, depth);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return walk_readdir(ctx, d, sealed, &st, root, path, depth);
 }
 
 /*
@@ -1160,6 +1213,6 @@ int files_scan_handle(struct files_ctx *ctx, int mount_fd, struct file_handle *f
 	r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 	if (r <= 0)
 		return r;
-	snprintf(link, sizeof(link), "self/fd/%d", pfd);
+	snprintf(link, sizeof(link), "thread-self/fd/%d", pfd);
 	return visit_reopened(ctx, pfd, &st, NULL, link);
 }

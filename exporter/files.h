@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "creds.h"
+#include "dircache.h"
 #include "fileset.h"
 #include "fstypes.h"
 #include "pagecache.h"
@@ -42,6 +43,7 @@ struct files_ctx {
 	files_visit_fn visit;
 	void *userdata;
 	struct fstypes *fstypes; /* file systems not to touch; NULL: none */
+	struct dircache *dircache; /* the directory listings kept between scans; NULL: none */
 
 	struct fileset seen;         /* cleared between cgroups (files_cgroup_begin) */
 	struct filecache cache;      /* the large files' cachestat answers, for the whole scan */
@@ -54,7 +56,7 @@ struct files_ctx {
 	unsigned clock_skip;         /* files to charge before the clock is read again */
 	uint64_t skipped[_SKIP_MAX]; /* added to by every call */
 	char self_userns[64];        /* our user namespace, to judge others' capabilities */
-	int self_fd_dir;             /* /proc/self/fd, opened at the first reopen; 0: not yet */
+	int self_fd_dir;             /* /proc/thread-self/fd, opened at the first reopen; 0: not yet */
 
 	pid_t pid; /* the process files_scan_pid() is at; 0 for configured paths */
 	/*

@@ -637,7 +637,8 @@ static int resolve_cgroup_root(struct args *a, struct collector_options *co)
 	a->cgroupfs_resolved = TAKE_PTR(root.path);
 	*co = (struct collector_options){ .cgroupfs = a->cgroupfs_resolved, .procfs = a->procfs,
 					  .memory_v1 = root.layout == CGROUPS_V1_MEMORY,
-					  .fs_types_exclude = a->fs_types_exclude };
+					  .fs_types_exclude = a->fs_types_exclude,
+					  .keep_listings = !a->once };
 	cgroups_root_done(&root);
 	return 0;
 }

@@ -234,7 +234,7 @@ static int open_below(int rootfd, dev_t layer_dev, const char *path, bool dir,
 
 /*
  * Reads the overlay xattr NAME ("opaque", "redirect", "metacopy", "whiteout") of a descriptor
- * (O_PATH ones through /proc/self/fd: fgetxattr() refuses them) into buf (NUL-terminated).
+ * (O_PATH ones through /proc/thread-self/fd: fgetxattr() refuses them) into buf (NUL-terminated).
  * Returns its length, -ENODATA when it is absent, or -EXDEV when it cannot be read (a seccomp
  * filter; trusted.* reads as absent without CAP_SYS_ADMIN, which verify() stands in for).
  */
@@ -245,7 +245,7 @@ static ssize_t ovl_xattr(int fd, bool opath, bool user, const char *name, char *
 
 	snprintf(key, sizeof(key), "%s.overlay.%s", user ? "user" : "trusted", name);
 	if (opath) {
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		snprintf(proc, sizeof(proc), "/proc/thread-self/fd/%d", fd);
 		n = getxattr(proc, key, buf, size - 1);
 	} else {
 		n = fgetxattr(fd, key, buf, size - 1);
@@ -533,7 +533,7 @@ static int reopen(int fd, const struct stat *st, int *ret_fd, struct stat *ret_s
 	char proc[64];
 	struct stat rst;
 
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	snprintf(proc, sizeof(proc), "/proc/thread-self/fd/%d", fd);
 	rfd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (rfd < 0)
 		return errno == ENOMEM ? -ENOMEM : -EXDEV;

@@ -380,6 +380,11 @@ static int add_rules(scmp_filter_ctx ctx)
 			     SCMP_A0(SCMP_CMP_MASKED_EQ, PRIVS_CLONE_NS_FLAGS, 0));
 	if (r < 0)
 		return r;
+	/* a scan thread's own copy of the descriptor table (scheduler.c), and nothing else */
+	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(unshare), 1,
+			     SCMP_A0(SCMP_CMP_EQ, CLONE_FILES));
+	if (r < 0)
+		return r;
 	return add_ioctl_prctl(ctx, allowed_prctls, ELEMENTSOF(allowed_prctls));
 }
 

@@ -20,6 +20,7 @@
 #include "pagecache.h"
 #include "snapshot.h"
 
+struct dircache;
 struct files_ctx;
 struct files_entry;
 struct collector_options;
@@ -47,6 +48,7 @@ struct collect_scan {
 	const char *procfs;
 	long page_size;
 	struct fstypes *fstypes; /* the file system types not to touch, and its mount cache */
+	struct dircache *dircache; /* directory listings kept between scans; NULL: none */
 	size_t n_cgroups;        /* in the tree when the scan started, for fair shares of time */
 	struct snapshot *snap;
 

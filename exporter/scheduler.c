@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,42 @@ static bool last_out(const struct scheduler *s)
 	return s->closing && s->scanners == 0 && !s->timer_alive;
 }
 
+struct private_scan {
+	struct collector *c;
+	struct snapshot *snap;
+	int r;
+};
+
+/*
+ * The scan, in a thread of its own with a descriptor table of its own (a copy): a process's
+ * threads share one, which makes every call on a descriptor take and drop a reference and
+ * lseek take the file's position lock. That was 5% of a scan's CPU, paid on the 4 calls per
+ * file. What the scan opens it closes; a descriptor it leaked would go with the thread.
+ * Without unshare (a container's seccomp profile), the scan runs on the shared table.
+ */
+static void *scan_private(void *arg)
+{
+	struct private_scan *p = arg;
+
+	(void)unshare(CLONE_FILES);
+	p->r = collector_scan(p->c, &p->snap);
+	return NULL;
+}
+
+/* collector_scan() in scan_private(), or here if no thread can be made. */
+static int scan_unshared(struct collector *c, struct snapshot **ret)
+{
+	struct private_scan p = { .c = c, .r = -EIO };
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, scan_private, &p) != 0)
+		return collector_scan(c, ret);
+	pthread_join(t, NULL);
+	if (p.r == 0)
+		*ret = p.snap;
+	return p.r;
+}
+
 static void *scanner(void *arg)
 {
 	struct scan_job *j = arg;
@@ -216,7 +253,7 @@ static void *scanner(void *arg)
 	struct snapshot *snap = NULL;
 	bool last;
 
-	if (collector_scan(s->c, &snap) == 0) {
+	if (scan_unshared(s->c, &snap) == 0) {
 		b = body_render(snap, s->meta, j->seq);
 		snapshot_unref(snap);
 	}

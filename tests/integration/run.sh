@@ -207,6 +207,58 @@ wait "${curls[@]}"
 ok=1
 for i in 1 2 3 4; do grep -q "^cachestat_cgroup_files{cgroup=\"$label\"} 7$" "$work/c$i.prom" || ok=0; done
 check "four concurrent scrapes all answered" test $ok -eq 1
+
+# 9a. A daemon keeps the listings of the directories it walks (exporter/dircache.h) and reads a
+# directory again only when its mtime or ctime moved. The oracle that it kept one: inotify sees
+# no read (IN_ACCESS) of the directory during a scrape. Then every change of the directory shows
+# at the next scrape: a file added, one added behind its mtime put back (touch -d moves ctime),
+# one added in a subdirectory, one removed. A listing is kept once the directory settled (2 s).
+assigned_files() {
+	curl -sf "http://127.0.0.1:$port/metrics" |
+		awk -v k="cachestat_cgroup_files{cgroup=\"$label\"}" 'index($0, k " ") == 1 { print $NF }'
+}
+settle() { # settle DIR...: until the directories' mtime and ctime are 3 s old, then two scrapes
+	local d
+	for d in "$@"; do
+		while [ $(($(date +%s) - $(stat -c %Z "$d"))) -lt 3 ] ||
+			[ $(($(date +%s) - $(stat -c %Y "$d"))) -lt 3 ]; do sleep 0.2; done
+	done
+	assigned_files >/dev/null
+	assigned_files >/dev/null
+}
+dir_reads() { # dir_reads DIR: reads of DIR itself (IN_ACCESS, no name) during one scrape
+	python3 - "$1" "http://127.0.0.1:$port/metrics" <<'PY'
+import ctypes, os, struct, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK)
+libc.inotify_add_watch(fd, sys.argv[1].encode(), 0x1)  # IN_ACCESS
+subprocess.run(["curl", "-sf", "-o", "/dev/null", sys.argv[2]], check=True)
+n = 0
+try:
+    buf = os.read(fd, 65536)
+except BlockingIOError:
+    buf = b""
+while buf:
+    _, _, _, ln = struct.unpack("iIII", buf[:16])
+    n, buf = n + (ln == 0), buf[16 + ln:]
+print(n)
+PY
+}
+settle "$work/assigned" "$work/assigned/sub"
+eq "kept listing: a scrape does not read the settled directory again" "$(dir_reads "$work/assigned")" 0
+dd if=/dev/urandom of="$work/assigned/new1.bin" bs=4096 count=2 conv=fsync status=none
+eq "kept listing: a file added is counted at the next scrape" "$(assigned_files)" 8
+settle "$work/assigned"
+mtime=$(stat -c %y "$work/assigned")
+dd if=/dev/urandom of="$work/assigned/new2.bin" bs=4096 count=2 conv=fsync status=none
+touch -m -d "$mtime" "$work/assigned"
+check "premise: the directory's mtime is back to $mtime" test "$(stat -c %y "$work/assigned")" = "$mtime"
+eq "kept listing: a file added behind the mtime put back is counted" "$(assigned_files)" 9
+settle "$work/assigned/sub"
+dd if=/dev/urandom of="$work/assigned/sub/new3.bin" bs=4096 count=2 conv=fsync status=none
+eq "kept listing: a file added in a subdirectory is counted" "$(assigned_files)" 10
+rm "$work/assigned/new1.bin" "$work/assigned/new2.bin" "$work/assigned/sub/new3.bin"
+eq "kept listing: the files removed are gone at the next scrape" "$(assigned_files)" 7
 cp "$config" "$work/good.json"
 printf '{\n  "cgroups": [\n    { "match": "/x", "paths": ["/y"] oops }\n  ]\n}\n' >"$config"
 kill -HUP "$exporter_pid"
