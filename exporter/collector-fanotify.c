@@ -221,7 +221,7 @@ static bool listener_ready(struct collect_scan *scan, struct fanotify_stats *sta
 			     (unsigned long long)(stats->overflows - overflows_seen));
 	overflows_seen = stats->overflows;
 	if (stats->silence_refused && !refusal_reported && !scan->snap->problem) {
-		scan_problem(scan, "fanotify: the kernel refuses evictable ignore marks (Linux before 5.19): files are not silenced, every open makes an event");
+		scan_problem(scan, "fanotify: the kernel refuses evictable ignore marks (Linux 5.19 and later have them) or their flush: files are not silenced, every open makes an event");
 		refusal_reported = true; /* once: cachestat_fanotify_silence_enabled says it since */
 	}
 	return true;

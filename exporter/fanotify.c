@@ -94,10 +94,10 @@ static int fail(char **ret_error, int r, const char *what)
 }
 
 void fanotify_silence_init(struct fanotify_silence *s, uint64_t refresh_ns, size_t max_files,
-			   uint64_t now_ns)
+			   uint64_t now)
 {
 	*s = (struct fanotify_silence){ .refresh_ns = refresh_ns, .max_files = max_files,
-					.period_start_ns = now_ns };
+					.period_start_ns = now };
 }
 
 bool fanotify_silence_wanted(const struct fanotify_silence *s, unsigned period_opens)
@@ -121,27 +121,27 @@ void fanotify_silence_placed(struct fanotify_silence *s, int r)
 		s->full = true;
 }
 
-bool fanotify_silence_due(const struct fanotify_silence *s, uint64_t now_ns)
+bool fanotify_silence_due(const struct fanotify_silence *s, uint64_t now)
 {
-	return s->refresh_ns > 0 && now_ns >= s->period_start_ns &&
-	       now_ns - s->period_start_ns >= s->refresh_ns;
+	return s->refresh_ns > 0 && now >= s->period_start_ns &&
+	       now - s->period_start_ns >= s->refresh_ns;
 }
 
-int fanotify_silence_timeout_ms(const struct fanotify_silence *s, uint64_t now_ns)
+int fanotify_silence_timeout_ms(const struct fanotify_silence *s, uint64_t now)
 {
 	uint64_t left;
 
 	if (s->refresh_ns == 0)
 		return -1;
-	if (fanotify_silence_due(s, now_ns))
+	if (fanotify_silence_due(s, now))
 		return 0;
-	left = s->period_start_ns + s->refresh_ns - now_ns;
+	left = s->period_start_ns + s->refresh_ns - now;
 	return left / 1000000 >= INT_MAX ? INT_MAX : (int)((left + 999999) / 1000000);
 }
 
-void fanotify_silence_refreshed(struct fanotify_silence *s, uint64_t now_ns)
+void fanotify_silence_refreshed(struct fanotify_silence *s, uint64_t now)
 {
-	s->period_start_ns = now_ns;
+	s->period_start_ns = now;
 	s->files = 0;
 	s->full = false;
 	s->refreshes++;
