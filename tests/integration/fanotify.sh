@@ -232,15 +232,15 @@ PY
 hot_ino=$(stat -c %i "$hot")
 big_ino=$(stat -c %i "$big")
 
-# A period of 1 s; 4 s of opens 5 ms apart, time enough for the listener to mark the file after
-# its second open in each period.
+# A period of 1 s; 4 s of opens 10 ms apart, time enough for the listener to mark the file after
+# its second open in each period, even on a busy machine.
 start_exporter --collector.fanotify --collector.fanotify.filesystems="$mnt" \
 	--collector.fanotify.refresh=1 --config.file="$work/config.json" --no-security.drop-privileges || finish
 scrape >/dev/null
 eq "silencing is on" "$(metric cachestat_fanotify_silence_enabled)" 1
 ev0=$(metric cachestat_fanotify_events_total)
 rf0=$(metric cachestat_fanotify_silence_refreshes_total)
-looper "$parent/s" "$work/s.done" 800 0.005 "$hot"
+looper "$parent/s" "$work/s.done" 400 0.01 "$hot"
 check "while the loop runs, the kernel lists an ignore mark on its file's inode" wait_for 30 ignore_mark "$hot_ino"
 wait_for 100 test -s "$work/s.done"
 opens=$(cat "$work/s.done" 2>/dev/null)
