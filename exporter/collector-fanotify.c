@@ -33,9 +33,12 @@ struct fanotify_cgroup {
 static struct fanotify_options options = {
 	.limits = { .max_entries = 100000, .max_per_cgroup = 10000, .window_ns = 300000000000ULL },
 };
+/* --collector.fanotify.refresh; negative: not given (30 s, or a tenth of a shorter window) */
+static double refresh_seconds = -1;
 static struct fanotify_listener *listener;
 static char *setup_error;
 static uint64_t overflows_seen;
+static bool refusal_reported;
 
 struct mount_fd {
 	uint64_t fsid;
@@ -92,6 +95,22 @@ static int parse_window(const char *arg)
 	return 0;
 }
 
+static int parse_refresh(const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v == 0 || (v >= 0.1 && v <= 3600))) {
+		fprintf(stderr, "--collector.fanotify.refresh: want 0 (no silencing) or seconds from 0.1 to 3600, not \"%s\"\n",
+			arg);
+		return -EINVAL;
+	}
+	refresh_seconds = v;
+	return 0;
+}
+
 static int parse_max_files(const char *arg)
 {
 	uint64_t v;
@@ -128,7 +147,34 @@ static const struct collector_flag flags[] = {
 	{ "collector.fanotify.filesystems", "MOUNTPOINT[,...]",
 	  "file systems to watch (default: every local one not excluded by fs-types-exclude)",
 	  parse_filesystems },
+	{ "collector.fanotify.refresh", "SECONDS",
+	  "files opened twice in a period make no event until the next refresh; 0: off (default 30, or a tenth of a shorter window)",
+	  parse_refresh },
 };
+
+/*
+ * The silencing period: the flag's, under the window (a file opened all the time makes an
+ * event once a period, and must not expire in between); by default 30 s, or a tenth of a
+ * window shorter than 300 s. 0 or -EINVAL, with why in *ret_error.
+ */
+static int refresh_ns(uint64_t window_ns, uint64_t *ret, char **ret_error)
+{
+	uint64_t v;
+
+	if (refresh_seconds < 0) {
+		*ret = window_ns / 10 < 30000000000ULL ? window_ns / 10 : 30000000000ULL;
+		return 0;
+	}
+	v = (uint64_t)(refresh_seconds * 1e9);
+	if (v >= window_ns) {
+		if (asprintf(ret_error, "--collector.fanotify.refresh (%g s) must be shorter than --collector.fanotify.window (%g s)",
+			     refresh_seconds, (double)window_ns / 1e9) < 0)
+			*ret_error = NULL;
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
 
 /*
  * Before the privileges go: the fanotify group and its marks (CAP_SYS_ADMIN). One per process:
@@ -144,7 +190,10 @@ static int setup(const struct collector_options *opts)
 	o.procfs = opts->procfs;
 	o.memory_v1 = opts->memory_v1;
 	o.fs_types_exclude = opts->fs_types_exclude;
-	r = fanotify_listener_new(&o, &listener, &setup_error);
+	o.max_silenced = o.limits.max_entries;
+	r = refresh_ns(o.limits.window_ns, &o.refresh_ns, &setup_error);
+	if (r == 0)
+		r = fanotify_listener_new(&o, &listener, &setup_error);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0 && !setup_error)
@@ -171,6 +220,10 @@ static bool listener_ready(struct collect_scan *scan, struct fanotify_stats *sta
 		scan_problem(scan, "fanotify: the event queue overflowed %llu times since the last scan; opens then were not seen",
 			     (unsigned long long)(stats->overflows - overflows_seen));
 	overflows_seen = stats->overflows;
+	if (stats->silence_refused && !refusal_reported && !scan->snap->problem) {
+		scan_problem(scan, "fanotify: the kernel refuses evictable ignore marks (Linux 5.19 and later have them) or their flush: files are not silenced, every open makes an event");
+		refusal_reported = true; /* once: cachestat_fanotify_silence_enabled says it since */
+	}
 	return true;
 }
 
@@ -426,13 +479,22 @@ static const struct {
 	{ "cachestat_fanotify_filesystems_marked", "gauge", "File systems watched for opens." },
 	{ "cachestat_fanotify_filesystems_unsupported", "gauge",
 	  "Wanted file systems that could not be watched (no file handles, or no file system id)." },
+	{ "cachestat_fanotify_silence_enabled", "gauge",
+	  "1 while files opened twice in a period are silenced; 0 with --collector.fanotify.refresh=0 or when the kernel refuses evictable ignore marks." },
+	{ "cachestat_fanotify_silenced_files", "gauge",
+	  "Files whose opens make no event until the next refresh (ignore marks placed since the last one)." },
+	{ "cachestat_fanotify_silence_errors_total", "counter",
+	  "Ignore marks that could not be placed (refused by the kernel, or the file could not be opened): those files' opens keep making events." },
+	{ "cachestat_fanotify_silence_refreshes_total", "counter",
+	  "Times every ignore mark was dropped (each --collector.fanotify.refresh), so that each file's next open is seen again." },
 };
 
 static uint64_t self_value(const struct fanotify_stats *s, size_t f)
 {
 	const uint64_t v[] = { s->events, s->overflows, s->pid_gone, s->unattributed,
 			       s->set.dropped_cgroup_cap, s->set.dropped_global_cap, s->set.expired,
-			       s->set.entries, s->marked, s->unsupported };
+			       s->set.entries, s->marked, s->unsupported, s->silence_on, s->silenced,
+			       s->silence_errors, s->silence_refreshes };
 
 	return f < ELEMENTSOF(v) ? v[f] : 0;
 }

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -38,15 +39,6 @@ static const char *const pseudo_fs[] = {
 /* How long after its lookup a process that has exited keeps its events (pids are reused slowly). */
 #define PID_GONE_NS 10000000000ULL
 
-/*
- * A file just noted is quieted: an ignore mark on its inode stops its next opens from making
- * events, and every QUIET_NS all the ignore marks go at once. A file opened over and over then
- * costs one event a second, not one per open (the opener pays for each event in its open()),
- * at the price of a second's delay: its last open, or its first open by another cgroup, is seen
- * at most that much later.
- */
-#define QUIET_NS 1000000000ULL
-
 struct pid_slot {
 	pid_t pid;
 	uint64_t at_ns;
@@ -77,12 +69,12 @@ struct fanotify_listener {
 	struct handleset *set;
 	uint64_t events, overflows, pid_gone, unattributed;
 
+	struct fanotify_silence silence; /* under the lock too: the thread changes it, scans read it */
+
 	struct pid_slot pids[PID_CACHE_SLOTS]; /* the thread's own */
-	/* the thread's own: quieted files (ignore marks), and the mount descriptors for them */
-	int *quiet_fds;      /* by index of fs[], -1 where not open */
-	bool quiet_off;      /* the kernel refused an ignore mark: no more tries */
-	unsigned n_quiet;    /* ignore marks since the last flush */
-	uint64_t quiet_since_ns;
+	/* the thread's own: by index of fs[], the root of each file system to open handles through,
+	 * open only while the events of one read() are handled (none pins a mount longer) */
+	int *mount_fds;
 };
 
 static uint64_t now_ns(void)
@@ -99,6 +91,60 @@ static int fail(char **ret_error, int r, const char *what)
 	if (ret_error && asprintf(ret_error, "%s: %s", what, strerror(-r)) < 0)
 		*ret_error = NULL;
 	return r;
+}
+
+void fanotify_silence_init(struct fanotify_silence *s, uint64_t refresh_ns, size_t max_files,
+			   uint64_t now)
+{
+	*s = (struct fanotify_silence){ .refresh_ns = refresh_ns, .max_files = max_files,
+					.period_start_ns = now };
+}
+
+bool fanotify_silence_wanted(const struct fanotify_silence *s, unsigned period_opens)
+{
+	return s->refresh_ns > 0 && !s->refused && !s->full && s->files < s->max_files &&
+	       period_opens == 2;
+}
+
+void fanotify_silence_placed(struct fanotify_silence *s, int r)
+{
+	if (r == 0) {
+		s->files++;
+		return;
+	}
+	if (r == -ESTALE)
+		return; /* deleted since its open: nothing to silence */
+	s->errors++;
+	if (r == -EINVAL || r == -ENOSYS)
+		s->refused = true;
+	else if (r == -ENOSPC)
+		s->full = true;
+}
+
+bool fanotify_silence_due(const struct fanotify_silence *s, uint64_t now)
+{
+	return s->refresh_ns > 0 && now >= s->period_start_ns &&
+	       now - s->period_start_ns >= s->refresh_ns;
+}
+
+int fanotify_silence_timeout_ms(const struct fanotify_silence *s, uint64_t now)
+{
+	uint64_t left;
+
+	if (s->refresh_ns == 0)
+		return -1;
+	if (fanotify_silence_due(s, now))
+		return 0;
+	left = s->period_start_ns + s->refresh_ns - now;
+	return left / 1000000 >= INT_MAX ? INT_MAX : (int)((left + 999999) / 1000000);
+}
+
+void fanotify_silence_refreshed(struct fanotify_silence *s, uint64_t now)
+{
+	s->period_start_ns = now;
+	s->files = 0;
+	s->full = false;
+	s->refreshes++;
 }
 
 char *fanotify_cgroup_of(char *buf, bool memory_v1)
@@ -248,9 +294,9 @@ static void listener_close(struct fanotify_listener *l)
 		free(l->fs[i].point);
 	for (size_t i = 0; i < PID_CACHE_SLOTS; i++)
 		free(l->pids[i].cgroup);
-	for (size_t i = 0; l->quiet_fds && i < l->n_fs; i++)
-		closep(&l->quiet_fds[i]);
-	free(l->quiet_fds);
+	for (size_t i = 0; l->mount_fds && i < l->n_fs; i++)
+		closep(&l->mount_fds[i]);
+	free(l->mount_fds);
 	free(l->fs);
 	closep(&l->procfs_fd);
 	handleset_free(l->set);
@@ -295,8 +341,14 @@ int fanotify_listener_new(const struct fanotify_options *o, struct fanotify_list
 		r = -errno;
 	if (r == 0)
 		join_init_cgroupns(l->procfs_fd);
+	/*
+	 * FAN_UNLIMITED_MARKS (CAP_SYS_ADMIN, as for the file system marks): the ignore marks are
+	 * bounded by o->max_silenced and do not use up the per-user mark limit that root's other
+	 * fanotify users share (fs.fanotify.max_user_marks).
+	 */
 	if (r == 0) {
-		l->fd = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_CLOEXEC | FAN_NONBLOCK,
+		l->fd = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_UNLIMITED_MARKS |
+					      FAN_CLOEXEC | FAN_NONBLOCK,
 				      O_RDONLY | O_LARGEFILE);
 		r = l->fd < 0 ? fail(ret_error, -errno, "fanotify_init") : 0;
 	}
@@ -310,10 +362,11 @@ int fanotify_listener_new(const struct fanotify_options *o, struct fanotify_list
 			fail(ret_error, r, "marking file systems");
 	}
 	if (r == 0) {
-		l->quiet_fds = malloc(l->n_fs * sizeof(*l->quiet_fds));
-		r = l->quiet_fds ? 0 : -ENOMEM;
+		l->mount_fds = malloc(l->n_fs * sizeof(*l->mount_fds));
+		r = l->mount_fds ? 0 : -ENOMEM;
 		for (size_t i = 0; r == 0 && i < l->n_fs; i++)
-			l->quiet_fds[i] = -1;
+			l->mount_fds[i] = -1;
+		fanotify_silence_init(&l->silence, o->refresh_ns, o->max_silenced, now_ns());
 	}
 	if (r < 0) {
 		listener_close(l);
@@ -390,63 +443,79 @@ static int lookup_pid(struct fanotify_listener *l, pid_t pid, uint64_t now,
 	return 0;
 }
 
-/* Drops every ignore mark (and the mount descriptors), so that quieted files are seen again. */
-static void quiet_flush(struct fanotify_listener *l, uint64_t now)
+/*
+ * Drops every ignore mark of the group, so that each file's next open is seen again: without
+ * FAN_MARK_MOUNT or FAN_MARK_FILESYSTEM, FAN_MARK_FLUSH flushes the inode marks alone (6.1 and
+ * mainline alike), and the file system marks stay. A flush refused would leave files silent for
+ * good: silencing then stops.
+ */
+static void silence_refresh(struct fanotify_listener *l, uint64_t now)
 {
-	if (l->n_quiet > 0)
-		fanotify_mark(l->fd, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL);
-	l->n_quiet = 0;
-	l->quiet_since_ns = now;
-	for (size_t i = 0; i < l->n_fs; i++)
-		closep(&l->quiet_fds[i]);
-	for (size_t i = 0; i < l->n_fs; i++)
-		l->quiet_fds[i] = -1;
+	int r = fanotify_mark(l->fd, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL) < 0 ? -errno : 0;
+
+	pthread_mutex_lock(&l->lock);
+	handleset_new_period(l->set);
+	fanotify_silence_refreshed(&l->silence, now);
+	if (r < 0) {
+		l->silence.refused = true;
+		l->silence.errors++;
+	}
+	pthread_mutex_unlock(&l->lock);
 }
 
-/* The mount descriptor of the marked file system fsid, kept until the next flush; -1 if none. */
-static int quiet_mount_fd(struct fanotify_listener *l, uint64_t fsid)
+/* The root of the marked file system fsid, opened at its first use in this read; -errno. */
+static int silence_mount_fd(struct fanotify_listener *l, uint64_t fsid)
 {
 	for (size_t i = 0; i < l->n_fs; i++) {
 		if (l->fs[i].fsid != fsid)
 			continue;
-		if (l->quiet_fds[i] < 0)
-			l->quiet_fds[i] = open(l->fs[i].point, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
-		return l->quiet_fds[i];
+		if (l->mount_fds[i] < 0)
+			l->mount_fds[i] = fanotify_listener_mount_fd(l, fsid);
+		return l->mount_fds[i];
 	}
-	return -1;
+	return -ENOENT;
+}
+
+static void silence_close_mounts(struct fanotify_listener *l)
+{
+	for (size_t i = 0; i < l->n_fs; i++) {
+		closep(&l->mount_fds[i]);
+		l->mount_fds[i] = -1;
+	}
 }
 
 /*
- * An ignore mark on the file of key (evictable: it does not keep the inode, so a deleted file
- * still goes). Opened O_PATH by handle, which makes no event, and named through /proc/self/fd
- * (fanotify_mark() takes no O_PATH descriptor). Best effort: a file not quieted makes events.
+ * An ignore mark for FAN_OPEN on the inode of key. Evictable (5.19): it does not pin the inode,
+ * so a deleted or evicted file goes, mark and all. It survives writes
+ * (FAN_MARK_IGNORED_SURV_MODIFY): writes are no opens, and a mark that a write clears would
+ * have the kernel take an interest in every write to the file. Opened O_PATH by handle, which
+ * makes no event, and named through /proc/self/fd, as fanotify_mark() takes no O_PATH
+ * descriptor. Returns 0, -ESTALE (the file is gone), -EBADF (it could not be opened otherwise)
+ * or fanotify_mark()'s -errno (EINVAL: no evictable marks before 5.19).
  */
-static void quiet_file(struct fanotify_listener *l, const struct handleset_key *k)
+static int silence_file(struct fanotify_listener *l, const struct handleset_key *k)
 {
 	struct {
 		struct file_handle fh;
 		unsigned char bytes[HANDLESET_HANDLE_MAX];
 	} h;
 	_cleanup_close_ int fd = -1;
-	int mfd = quiet_mount_fd(l, k->fsid);
+	int mfd = silence_mount_fd(l, k->fsid);
 	char path[64];
 
-	if (l->quiet_off || mfd < 0 || k->len > HANDLESET_HANDLE_MAX)
-		return;
-	h.fh.handle_bytes = k->len;
+	if (mfd < 0)
+		return mfd == -ENOENT || mfd == -ESTALE ? -ESTALE : -EBADF;
+	h.fh.handle_bytes = k->len; /* at most HANDLESET_HANDLE_MAX: handleset_note() took it */
 	h.fh.handle_type = k->type;
 	memcpy(h.fh.f_handle, k->bytes, k->len);
 	fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return errno == ESTALE || errno == ENOENT ? -ESTALE : -EBADF;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (fanotify_mark(l->fd, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK | FAN_MARK_IGNORED_SURV_MODIFY |
-				  FAN_MARK_EVICTABLE, FAN_OPEN, AT_FDCWD, path) < 0) {
-		/* EINVAL before 5.19 (no evictable marks: none at all), EPERM under a filter */
-		l->quiet_off = errno == EINVAL || errno == EPERM || errno == ENOSYS;
-		return;
-	}
-	l->n_quiet++;
+				  FAN_MARK_EVICTABLE, FAN_OPEN, AT_FDCWD, path) < 0)
+		return -errno;
+	return 0;
 }
 
 /*
@@ -487,6 +556,8 @@ static void handle_event(struct fanotify_listener *l, const char *ev,
 {
 	const struct pid_slot *s = NULL;
 	struct handleset_key k;
+	unsigned opens = 0;
+	bool silence;
 	int r;
 
 	if (m->mask & FAN_Q_OVERFLOW) {
@@ -501,14 +572,19 @@ static void handle_event(struct fanotify_listener *l, const char *ev,
 	pthread_mutex_lock(&l->lock);
 	l->events++;
 	if (r == 0 && s)
-		r = handleset_note(l->set, s->cgroup, &k, &s->creds, now);
+		r = handleset_note(l->set, s->cgroup, &k, &s->creds, now, &opens);
 	if (r == -ESRCH)
 		l->pid_gone++;
 	else if (r < 0)
 		l->unattributed++;
+	silence = r == 0 && fanotify_silence_wanted(&l->silence, opens);
 	pthread_mutex_unlock(&l->lock);
-	if (r == 0)
-		quiet_file(l, &k);
+	if (!silence)
+		return;
+	r = silence_file(l, &k);
+	pthread_mutex_lock(&l->lock);
+	fanotify_silence_placed(&l->silence, r);
+	pthread_mutex_unlock(&l->lock);
 }
 
 /* Reads what is queued; false when the group is broken. */
@@ -541,19 +617,24 @@ static void *listen_thread(void *userdata)
 	struct fanotify_listener *l = userdata;
 	struct pollfd p[2] = { { .fd = l->fd, .events = POLLIN }, { .fd = l->stop[0], .events = POLLIN } };
 
-	l->quiet_since_ns = now_ns();
 	for (;;) {
-		uint64_t now;
+		uint64_t now = now_ns();
+		bool ok = true;
 
-		if (poll(p, 2, (int)(QUIET_NS / 1000000)) < 0 && errno != EINTR)
+		/* only this thread changes the silence state: no lock to read it here */
+		if (poll(p, 2, fanotify_silence_timeout_ms(&l->silence, now)) < 0 && errno != EINTR)
 			break;
 		if (p[1].revents)
 			break;
-		if (p[0].revents && !read_events(l))
+		if (p[0].revents) {
+			ok = read_events(l);
+			silence_close_mounts(l);
+		}
+		if (!ok)
 			break;
 		now = now_ns();
-		if (now - l->quiet_since_ns >= QUIET_NS)
-			quiet_flush(l, now);
+		if (fanotify_silence_due(&l->silence, now))
+			silence_refresh(l, now);
 	}
 	return NULL;
 }
@@ -609,7 +690,12 @@ void fanotify_listener_stats(struct fanotify_listener *l, uint64_t now, struct f
 	handleset_expire(l->set, now);
 	*ret = (struct fanotify_stats){ .events = l->events, .overflows = l->overflows,
 					.pid_gone = l->pid_gone, .unattributed = l->unattributed,
-					.marked = (unsigned)l->n_fs, .unsupported = l->unsupported };
+					.marked = (unsigned)l->n_fs, .unsupported = l->unsupported,
+					.silence_on = l->silence.refresh_ns > 0 && !l->silence.refused,
+					.silence_refused = l->silence.refused,
+					.silenced = l->silence.files,
+					.silence_errors = l->silence.errors,
+					.silence_refreshes = l->silence.refreshes };
 	handleset_get_stats(l->set, &ret->set);
 	pthread_mutex_unlock(&l->lock);
 }

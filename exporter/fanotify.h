@@ -9,10 +9,12 @@
  * counted as unsupported and its files are found only while held open. Queue overflows, events
  * of processes already gone and handles too long are counted, never fatal. Never logs.
  *
- * A file just recorded gets an ignore mark (evictable: it does not keep the inode), and all of
- * them go once a second: a file opened over and over makes one event a second rather than one
- * per open, which the opener would pay for in its open(); its last open, or its first by another
- * cgroup, is seen up to a second late.
+ * Silencing: every event costs the opener in its open() (the kernel allocates, encodes and queues
+ * it), so a file a cgroup opens a second time within the current period gets an ignore mark on
+ * its inode (evictable: it does not keep the inode, so a deleted or evicted file still goes) and
+ * makes no event until the next refresh, when all the ignore marks go at once (struct
+ * fanotify_silence has the rule). A file opened over and over then costs two events a period,
+ * not one per open; its last open, or its first by another cgroup, is known to within a period.
  *
  * fanotify_init() and fanotify_mark() need CAP_SYS_ADMIN: fanotify_listener_new() runs before
  * the daemon drops its privileges, and nothing later needs it (reading events does not; opening
@@ -35,7 +37,42 @@ struct fanotify_options {
 	/* mount points whose file systems to mark (comma separated); NULL: every local one */
 	const char *filesystems;
 	struct handleset_limits limits;
+	uint64_t refresh_ns;  /* the silencing period; 0: no silencing */
+	size_t max_silenced;  /* ignore marks at most per period */
 };
+
+/*
+ * The silencing rule, plain data (no system calls, the listener's lock around it): which open
+ * earns its file an ignore mark, when they all go, how many there may be.
+ */
+struct fanotify_silence {
+	uint64_t refresh_ns;      /* 0: off */
+	size_t max_files;
+	uint64_t period_start_ns; /* the last refresh */
+	size_t files;             /* ignore marks placed in this period */
+	bool full;                /* the kernel's mark limit was hit: none more in this period */
+	bool refused;             /* the kernel has no evictable ignore marks (before 5.19): off */
+	uint64_t errors;          /* marks that could not be placed (a file gone is no error) */
+	uint64_t refreshes;
+};
+
+void fanotify_silence_init(struct fanotify_silence *s, uint64_t refresh_ns, size_t max_files,
+			   uint64_t now_ns);
+/*
+ * Whether an open, the period_opens-th of its (cgroup, file) in this period
+ * (handleset_note()), earns its file an ignore mark: the second does, while there is room. A
+ * file opened once a period is never marked (a mark would cost more than the event it saves);
+ * the later opens of a marked file make no event, and those queued before the mark took
+ * effect do not mark it again.
+ */
+bool fanotify_silence_wanted(const struct fanotify_silence *s, unsigned period_opens);
+/* What placing a mark gave: 0, or the -errno of open_by_handle_at() or fanotify_mark(). */
+void fanotify_silence_placed(struct fanotify_silence *s, int r);
+/* Whether the period is over at now_ns (never when off), and the ms until then for poll(). */
+bool fanotify_silence_due(const struct fanotify_silence *s, uint64_t now_ns);
+int fanotify_silence_timeout_ms(const struct fanotify_silence *s, uint64_t now_ns);
+/* Every ignore mark went at now_ns: a new period. */
+void fanotify_silence_refreshed(struct fanotify_silence *s, uint64_t now_ns);
 
 struct fanotify_stats {
 	uint64_t events;      /* open events read */
@@ -45,6 +82,11 @@ struct fanotify_stats {
 	unsigned marked;      /* file systems marked */
 	unsigned unsupported; /* file systems that could not be marked (no file handles, ...) */
 	struct handleset_stats set;
+	bool silence_on;      /* silencing is on, and the kernel takes the marks */
+	bool silence_refused; /* the kernel refused evictable ignore marks */
+	size_t silenced;      /* ignore marks placed in this period */
+	uint64_t silence_errors;
+	uint64_t silence_refreshes;
 };
 
 struct fanotify_listener;

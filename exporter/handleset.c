@@ -32,6 +32,8 @@ struct entry {
 	struct cgroup *cg;
 	uint64_t last_open_ns;
 	struct handleset_creds creds;
+	uint32_t period;       /* the set's period when period_opens was last counted */
+	uint16_t period_opens; /* opens in that period */
 	uint64_t fsid;
 	int32_t type;
 	uint32_t len;
@@ -51,6 +53,7 @@ struct handleset {
 	struct table cgroups; /* of struct cgroup */
 	struct list all;
 	struct handleset_stats stats;
+	uint32_t period; /* handleset_new_period() calls; wraps, which only needs inequality */
 };
 
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
@@ -277,6 +280,7 @@ static int entry_add(struct handleset *hs, struct cgroup *cg, const struct handl
 		return -ENOMEM;
 	e->hash = hash;
 	e->cg = cg;
+	e->period = hs->period;
 	e->fsid = k->fsid;
 	e->type = k->type;
 	e->len = k->len;
@@ -303,8 +307,19 @@ static void enforce_caps(struct handleset *hs, struct cgroup *cg)
 	}
 }
 
+/* One more open of e in the current period (a new entry's count starts in it, at 0). */
+static void count_open(const struct handleset *hs, struct entry *e)
+{
+	if (e->period != hs->period) {
+		e->period = hs->period;
+		e->period_opens = 0;
+	}
+	if (e->period_opens < UINT16_MAX)
+		e->period_opens++;
+}
+
 int handleset_note(struct handleset *hs, const char *cgroup, const struct handleset_key *key,
-		   const struct handleset_creds *creds, uint64_t now_ns)
+		   const struct handleset_creds *creds, uint64_t now_ns, unsigned *ret_period_opens)
 {
 	struct cgroup *cg;
 	struct entry *e;
@@ -336,8 +351,16 @@ int handleset_note(struct handleset *hs, const char *cgroup, const struct handle
 	}
 	e->last_open_ns = now_ns;
 	e->creds = *creds;
+	count_open(hs, e);
+	if (ret_period_opens)
+		*ret_period_opens = e->period_opens;
 	enforce_caps(hs, cg);
 	return 0;
+}
+
+void handleset_new_period(struct handleset *hs)
+{
+	hs->period++;
 }
 
 static bool expired(const struct handleset *hs, const struct entry *e, uint64_t now_ns)

@@ -4,8 +4,9 @@
  * deleted file is not kept alive), bounded and ordered by the time of their last open. A key is
  * (cgroup, file system id, handle); opening a file again moves it to the front. Over the cap of
  * its cgroup, or over the global cap, the least recently opened entry goes (of that cgroup, or
- * of all) and is counted; an entry older than the window is expired. Plain data, not thread
- * safe (the caller locks), no system calls, never logs.
+ * of all) and is counted; an entry older than the window is expired. Each entry also counts its
+ * opens in the caller's current period (handleset_new_period()), which the listener's silencing
+ * rule reads. Plain data, not thread safe (the caller locks), no system calls, never logs.
  */
 #pragma once
 
@@ -65,10 +66,15 @@ void handleset_free(struct handleset *hs);
 /*
  * An open of the file key by a process of cgroup (its label, e.g. "/system.slice/a.service") at
  * now_ns: a new entry, or the entry moved to the front with these creds. Drops what the caps
- * require. Returns 0, -EINVAL (a handle too long), -ENOMEM.
+ * require. *ret_period_opens (may be NULL): the entry's opens in the current period, this one
+ * included (1 for a new entry; saturates at UINT16_MAX). Returns 0, -EINVAL (a handle too long),
+ * -ENOMEM.
  */
 int handleset_note(struct handleset *hs, const char *cgroup, const struct handleset_key *key,
-		   const struct handleset_creds *creds, uint64_t now_ns);
+		   const struct handleset_creds *creds, uint64_t now_ns, unsigned *ret_period_opens);
+
+/* Starts a new period: every entry's count of opens in the period starts again from 0. O(1). */
+void handleset_new_period(struct handleset *hs);
 
 /* Drops the entries whose last open is older than the window at now_ns; returns how many. */
 size_t handleset_expire(struct handleset *hs, uint64_t now_ns);

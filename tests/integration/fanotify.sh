@@ -7,6 +7,12 @@
 # fincore (mincore(2), independent of the exporter) says they hold, and count them once. Without
 # the collector the same files count nothing (the check above would fail), a deleted one is
 # skipped as vanished, and without CAP_SYS_ADMIN the collector fails while the daemon serves.
+# Silencing (--collector.fanotify.refresh): a file opened in a loop makes a few events a period,
+# not one per open (the loop's own count of its opens, and the ignore mark on its inode that the
+# kernel lists in the group's fdinfo, are the oracles), its cgroup still counts it within 5% of
+# fincore, a second cgroup that opens it after a refresh counts it too and one that opens it
+# before does not, a silenced file deleted frees its blocks at once (df) and loses its mark, and
+# with refresh=0 every open is an event again.
 # The watched file system is a loop-mounted ext4 of its own (--collector.fanotify.filesystems),
 # so that the host's other opens neither flood the queue nor fill the sets.
 # Ends with "N passed, N failed, N skipped" (tests/lib/tap.sh).
@@ -36,6 +42,7 @@ mnt=$work/mnt
 log=$work/exporter.log
 port=$(pick_port)
 reader_pid=
+loop_pids=()
 mounted=
 
 cleanup() {
@@ -44,7 +51,14 @@ cleanup() {
 		kill "$reader_pid" 2>/dev/null
 		wait "$reader_pid" 2>/dev/null
 	fi
+	for p in "${loop_pids[@]}"; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
 	[ -n "$mounted" ] && umount "$mnt"
+	for c in "$parent/s" "$parent/t"; do
+		[ -d "$c" ] && rmdir "$c" 2>/dev/null
+	done
 	[ -d "$cg" ] && rmdir "$cg" 2>/dev/null
 	[ -d "$parent" ] && rmdir "$parent" 2>/dev/null
 	rm -rf "$work"
@@ -141,6 +155,171 @@ rm "${files[0]}"
 files=("${files[@]:1}")
 eq "a deleted file is no longer counted" "$(value cachestat_cgroup_recent_only_files)" 199
 check "and is counted as vanished" test "$(vanished)" -gt "$before"
+
+# ---- silencing: a file opened over and over ----
+metric() { scrape | awk -v m="$1" '$1 == m { print $2 }'; }
+metric_of() { # metric_of METRIC CGROUP [PATH]: its sample for that cgroup (and file), or nothing
+	local sel="cgroup=\"$2\""
+	[ $# -gt 2 ] && sel="$sel,path=\"$3\""
+	scrape | awk -v m="$1{$sel}" '$1 == m { print $2 }'
+}
+# The inode marks of the exporter's fanotify group, as the kernel lists them (fdinfo).
+# shellcheck disable=SC2154 # exporter_pid: set by start_exporter (tests/lib/tap.sh)
+inode_marks() {
+	local p f
+	for p in "$exporter_pid" $(pgrep -P "$exporter_pid"); do
+		for f in /proc/"$p"/fd/*; do
+			[ "$(readlink "$f" 2>/dev/null)" = "anon_inode:[fanotify]" ] &&
+				grep '^fanotify ino:' "/proc/$p/fdinfo/${f##*/}"
+		done
+	done
+	return 0
+}
+# ignore_mark INODE: the group has an ignore mark for FAN_OPEN (0x20) on that inode number.
+ignore_mark() { inode_marks | grep -Eq "^fanotify ino:$(printf %x "$1") .*ignored_mask:20( |$)"; }
+no_ignore_mark() { ! ignore_mark "$1"; }
+wait_for() { # wait_for TENTHS COMMAND...: until COMMAND succeeds, for at most TENTHS tenths of a second
+	local n=$1
+	shift
+	for _ in $(seq "$n"); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+gt() { [ "${1:-0}" -gt "${2:-0}" ]; }
+# looper CGROUP DONE COUNT INTERVAL FILE: in the background, COUNT opens of FILE (each read in
+# full, then closed) INTERVAL seconds apart, by a process in CGROUP that then writes how many it
+# made to DONE and stays, holding nothing.
+looper() {
+	python3 - "$@" <<'PY' &
+import os, sys, time
+cg, done, count, interval, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+    f.write(str(os.getpid()))
+n = 0
+for _ in range(count):
+    with open(path, "rb") as f:
+        f.read()
+    n += 1
+    time.sleep(interval)
+with open(done, "w") as f:
+    f.write("%d\n" % n)
+time.sleep(600)
+PY
+	loop_pids+=($!)
+}
+stop_loopers() {
+	[ "${#loop_pids[@]}" -gt 0 ] || return 0
+	kill "${loop_pids[@]}" 2>/dev/null
+	wait "${loop_pids[@]}" 2>/dev/null
+	loop_pids=()
+}
+mkdir "$parent/s" "$parent/t"
+label_s=/$name/s
+label_t=/$name/t
+hot=$mnt/hot.bin
+big=$mnt/big.bin
+python3 - "$hot" "$big" <<'PY'
+import os, sys
+for p, size in ((sys.argv[1], 300000), (sys.argv[2], 24 << 20)):
+    with open(p, "wb") as f:
+        f.write(os.urandom(size))
+        f.flush()
+        os.fsync(f.fileno())
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+PY
+hot_ino=$(stat -c %i "$hot")
+big_ino=$(stat -c %i "$big")
+
+# A period of 1 s; 4 s of opens 10 ms apart, time enough for the listener to mark the file after
+# its second open in each period, even on a busy machine.
+start_exporter --collector.fanotify --collector.fanotify.filesystems="$mnt" \
+	--collector.fanotify.refresh=1 --config.file="$work/config.json" --no-security.drop-privileges || finish
+scrape >/dev/null
+eq "silencing is on" "$(metric cachestat_fanotify_silence_enabled)" 1
+ev0=$(metric cachestat_fanotify_events_total)
+rf0=$(metric cachestat_fanotify_silence_refreshes_total)
+looper "$parent/s" "$work/s.done" 400 0.01 "$hot"
+check "while the loop runs, the kernel lists an ignore mark on its file's inode" wait_for 30 ignore_mark "$hot_ino"
+wait_for 100 test -s "$work/s.done"
+opens=$(cat "$work/s.done" 2>/dev/null)
+ev1=$(metric cachestat_fanotify_events_total)
+rf1=$(metric cachestat_fanotify_silence_refreshes_total)
+periods=$((rf1 - rf0 + 1))
+check "the loop's ${opens:-0} opens made at most 4 events a period ($((ev1 - ev0)) in $periods periods)" \
+	test "$((ev1 - ev0))" -le "$((4 * periods))"
+check "each refresh let the next open be seen: at least one event a period ($((ev1 - ev0)) in $periods)" \
+	test "$((ev1 - ev0))" -ge "$((periods - 1))"
+check "the loop spanned refreshes ($((rf1 - rf0)))" test "$((rf1 - rf0))" -ge 2
+got=$(metric_of cachestat_file_cached_bytes "$label_s" "$hot")
+want=$(fincore -b -n -o RES "$hot")
+check "its cgroup, holding it no more, counts it within 5% of fincore (${got:-none} vs $want)" \
+	within "${got:-0}" "$want" 5
+check "after a refresh the kernel lists no ignore mark on it" wait_for 30 no_ignore_mark "$hot_ino"
+# Another cgroup opens it once, after a refresh that followed the loop's last open.
+rf2=$(metric cachestat_fanotify_silence_refreshes_total)
+wait_for 30 gt "$(metric cachestat_fanotify_silence_refreshes_total)" "$rf2"
+looper "$parent/t" "$work/t.done" 1 0 "$hot"
+wait_for 50 test -s "$work/t.done"
+wait_for 30 test -n "$(metric_of cachestat_file_cached_bytes "$label_t" "$hot")"
+got=$(metric_of cachestat_file_cached_bytes "$label_t" "$hot")
+check "a second cgroup that opens it after a refresh counts it within 5% of fincore (${got:-none} vs $want)" \
+	within "${got:-0}" "$want" 5
+check "promtool check metrics finds nothing" promtool check metrics <<<"$(scrape)"
+stop_loopers
+
+# A long period: another cgroup's open of a silenced file is not seen before the refresh, and a
+# silenced file deleted is freed at once, its mark gone with it. (The kernel drops every mark of
+# an inode whose last link goes, evictable or not: what FAN_MARK_EVICTABLE adds, that the marks
+# do not pin inodes against reclaim, would take a host-wide drop_caches to show.)
+start_exporter --collector.fanotify --collector.fanotify.filesystems="$mnt" \
+	--collector.fanotify.window=3600 --collector.fanotify.refresh=600 \
+	--config.file="$work/config.json" --no-security.drop-privileges || finish
+scrape >/dev/null
+looper "$parent/s" "$work/s2.done" 20 0.01 "$big"
+wait_for 100 test -s "$work/s2.done"
+check "the kernel lists an ignore mark on the big file's inode" wait_for 30 ignore_mark "$big_ino"
+ev0=$(metric cachestat_fanotify_events_total)
+looper "$parent/t" "$work/t2.done" 1 0 "$big"
+wait_for 50 test -s "$work/t2.done"
+sleep 0.5 # the listener is asynchronous: an event would have been read by now
+eq "another cgroup's open of it before the refresh makes no event" \
+	"$(metric cachestat_fanotify_events_total)" "$ev0"
+eq "and it is not counted for that cgroup (the price of silencing)" \
+	"$(metric_of cachestat_file_cached_bytes "$label_t" "$big")" ""
+used0=$(df -B1 --output=used "$mnt" | tail -n 1)
+rm "$big"
+sync
+freed() { [ "$((used0 - $(df -B1 --output=used "$mnt" | tail -n 1)))" -ge $((20 << 20)) ]; }
+check "deleted, its 24 MiB are freed at once (df): the mark does not keep the file" wait_for 30 freed
+check "and the kernel lists no mark on its inode any more" no_ignore_mark "$big_ino"
+eq "no refresh did it" "$(metric cachestat_fanotify_silence_refreshes_total)" 0
+eq "no mark failed" "$(metric cachestat_fanotify_silence_errors_total)" 0
+stop_loopers
+
+# --collector.fanotify.refresh=0: every open is an event again, and no file gets a mark.
+start_exporter --collector.fanotify --collector.fanotify.filesystems="$mnt" \
+	--collector.fanotify.refresh=0 --config.file="$work/config.json" --no-security.drop-privileges || finish
+scrape >/dev/null
+eq "with refresh=0 silencing is off" "$(metric cachestat_fanotify_silence_enabled)" 0
+ev0=$(metric cachestat_fanotify_events_total)
+looper "$parent/s" "$work/s3.done" 300 0.005 "$hot"
+wait_for 100 test -s "$work/s3.done"
+sleep 0.5
+ev1=$(metric cachestat_fanotify_events_total)
+opens=$(cat "$work/s3.done" 2>/dev/null)
+check "its ${opens:-0} opens made as many events, less what the kernel merged in its queue ($((ev1 - ev0)), at least 90%)" \
+	test "$((ev1 - ev0))" -ge "$((${opens:-1000} * 9 / 10))"
+eq "the kernel lists no inode mark" "$(inode_marks | wc -l)" 0
+stop_loopers
+
+# A refresh not shorter than the window: the collector fails with its reason, the daemon serves.
+start_exporter --collector.fanotify --collector.fanotify.filesystems="$mnt" \
+	--collector.fanotify.window=10 --collector.fanotify.refresh=10 --no-security.drop-privileges || finish
+eq "a refresh as long as the window fails the collector" \
+	"$(metric 'cachestat_scrape_collector_success{collector="fanotify"}')" 0
+check "the log says why" grep -q "refresh.*must be shorter than.*window" "$log"
 
 # ---- without the collector: the same files count nothing ----
 start_exporter --no-security.drop-privileges || finish

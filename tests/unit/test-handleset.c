@@ -29,7 +29,7 @@ static void note(struct handleset *hs, const char *cg, uint64_t n, uint64_t now)
 	unsigned char b[8];
 	struct handleset_key k = key_of(n, b);
 
-	assert_int_equal(handleset_note(hs, cg, &k, &creds, now), 0);
+	assert_int_equal(handleset_note(hs, cg, &k, &creds, now, NULL), 0);
 }
 
 /* The handle numbers of a cgroup's entries, most recent first, as "3 1 2". */
@@ -96,17 +96,17 @@ static void test_key_parts(void **state)
 	unsigned char big[HANDLESET_HANDLE_MAX + 1] = { 0 };
 
 	(void)state;
-	assert_int_equal(handleset_note(hs, "/", &k, &creds, 1), 0);
+	assert_int_equal(handleset_note(hs, "/", &k, &creds, 1, NULL), 0);
 	k.fsid = 2;
-	assert_int_equal(handleset_note(hs, "/", &k, &creds, 1), 0);
+	assert_int_equal(handleset_note(hs, "/", &k, &creds, 1, NULL), 0);
 	k.type = 2;
-	assert_int_equal(handleset_note(hs, "/", &k, &creds, 1), 0);
+	assert_int_equal(handleset_note(hs, "/", &k, &creds, 1, NULL), 0);
 	k.len = 7;
-	assert_int_equal(handleset_note(hs, "/", &k, &creds, 1), 0);
+	assert_int_equal(handleset_note(hs, "/", &k, &creds, 1, NULL), 0);
 	k.len = 8;
-	assert_int_equal(handleset_note(hs, "/", &k, &creds, 1), 0); /* same as the third */
+	assert_int_equal(handleset_note(hs, "/", &k, &creds, 1, NULL), 0); /* same as the third */
 	k = (struct handleset_key){ .len = sizeof(big), .bytes = big };
-	assert_int_equal(handleset_note(hs, "/", &k, &creds, 1), -EINVAL);
+	assert_int_equal(handleset_note(hs, "/", &k, &creds, 1, NULL), -EINVAL);
 	handleset_get_stats(hs, &st);
 	assert_int_equal(st.entries, 4);
 	handleset_free(hs);
@@ -194,6 +194,44 @@ static void test_expiry(void **state)
 	handleset_free(hs);
 }
 
+/* Opens of an entry in the current period, this one included: what the silencing rule reads. */
+static unsigned opens_of(struct handleset *hs, const char *cg, uint64_t n, uint64_t now)
+{
+	unsigned char b[8];
+	struct handleset_key k = key_of(n, b);
+	unsigned opens = 0;
+
+	assert_int_equal(handleset_note(hs, cg, &k, &creds, now, &opens), 0);
+	return opens;
+}
+
+/* Counted per (cgroup, file), from 1 again in each period and after the entry was dropped. */
+static void test_period_opens(void **state)
+{
+	struct handleset *hs = make(100, 2, 60 * SEC);
+
+	(void)state;
+	assert_int_equal(opens_of(hs, "/a", 1, 1 * SEC), 1);
+	assert_int_equal(opens_of(hs, "/a", 1, 2 * SEC), 2);
+	assert_int_equal(opens_of(hs, "/b", 1, 2 * SEC), 1); /* another cgroup, another count */
+	assert_int_equal(opens_of(hs, "/a", 2, 3 * SEC), 1);
+	assert_int_equal(opens_of(hs, "/a", 1, 4 * SEC), 3);
+	handleset_new_period(hs);
+	assert_int_equal(opens_of(hs, "/a", 1, 5 * SEC), 1);
+	assert_int_equal(opens_of(hs, "/a", 1, 6 * SEC), 2);
+	assert_int_equal(opens_of(hs, "/b", 1, 6 * SEC), 1); /* its open before the period: not counted */
+	handleset_new_period(hs);
+	handleset_new_period(hs);
+	assert_int_equal(opens_of(hs, "/a", 2, 7 * SEC), 1); /* periods without an open: still 1 */
+	/* /a holds 2 and 1; a third file drops 1 (the cgroup's cap is 2): it starts again at 1 */
+	assert_int_equal(opens_of(hs, "/a", 3, 8 * SEC), 1);
+	assert_int_equal(opens_of(hs, "/a", 1, 9 * SEC), 1);
+	for (unsigned i = 0; i < 70000; i++)
+		opens_of(hs, "/c", 9, 10 * SEC);
+	assert_int_equal(opens_of(hs, "/c", 9, 10 * SEC), 65535); /* saturates */
+	handleset_free(hs);
+}
+
 static void test_bad_limits(void **state)
 {
 	struct handleset *hs = NULL;
@@ -237,7 +275,7 @@ static void test_memory_100k(void **state)
 	for (uint32_t i = 0; i < 100000; i++) {
 		memcpy(b, &i, sizeof(i));
 		snprintf(cg, sizeof(cg), "/slice/unit-%u.service", i % 1000);
-		assert_int_equal(handleset_note(hs, cg, &k, &creds, SEC + i), 0);
+		assert_int_equal(handleset_note(hs, cg, &k, &creds, SEC + i, NULL), 0);
 	}
 	after = rss_kib();
 	handleset_get_stats(hs, &st);
@@ -256,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_cgroup_cap),
 		cmocka_unit_test(test_global_cap),
 		cmocka_unit_test(test_expiry),
+		cmocka_unit_test(test_period_opens),
 		cmocka_unit_test(test_bad_limits),
 		cmocka_unit_test(test_memory_100k),
 	};
