@@ -489,8 +489,9 @@ static void silence_close_mounts(struct fanotify_listener *l)
  * so a deleted or evicted file goes, mark and all. It survives writes
  * (FAN_MARK_IGNORED_SURV_MODIFY): writes are no opens, and a mark that a write clears would
  * have the kernel take an interest in every write to the file. Opened O_PATH by handle, which
- * makes no event, and named through /proc/self/fd, as fanotify_mark() takes no O_PATH
- * descriptor. Returns 0, -ESTALE (the file is gone), -EBADF (it could not be opened otherwise)
+ * makes no event, and named through /proc/thread-self/fd, as fanotify_mark() takes no O_PATH
+ * descriptor (thread-self: the listener may have been started by a scan, whose thread has a
+ * descriptor table of its own). Returns 0, -ESTALE (the file is gone), -EBADF (it could not be opened otherwise)
  * or fanotify_mark()'s -errno (EINVAL: no evictable marks before 5.19).
  */
 static int silence_file(struct fanotify_listener *l, const struct handleset_key *k)
@@ -511,7 +512,7 @@ static int silence_file(struct fanotify_listener *l, const struct handleset_key 
 	fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ESTALE || errno == ENOENT ? -ESTALE : -EBADF;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	snprintf(path, sizeof(path), "/proc/thread-self/fd/%d", fd);
 	if (fanotify_mark(l->fd, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK | FAN_MARK_IGNORED_SURV_MODIFY |
 				  FAN_MARK_EVICTABLE, FAN_OPEN, AT_FDCWD, path) < 0)
 		return -errno;
