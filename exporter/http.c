@@ -1116,7 +1116,7 @@ static int server_new(const struct http_options *opts, struct http_server **ret)
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->ip_lock, NULL);
 	s->opts = *opts;
-	s->proc = (struct selfmetrics_proc){ -1, -1, -1 };
+	selfmetrics_proc_init(&s->proc);
 	s->max_requests = opts->max_requests;
 	s->per_ip_limit = opts->per_ip_limit;
 	s->n_ip_slots = (size_t)opts->connection_limit * (opts->n_listen_addresses + 1);

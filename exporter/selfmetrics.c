@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -29,7 +30,7 @@ struct proc_stat {
 	uint64_t vsize, rss_bytes;
 };
 
-int selfmetrics_proc_open(const char *procfs, struct selfmetrics_proc *ret)
+int selfmetrics_proc_open(const char *procfs, struct selfmetrics_proc *p)
 {
 	_cleanup_close_ int dir = -1, stat = -1, self_stat = -1, self_fd = -1;
 
@@ -41,8 +42,16 @@ int selfmetrics_proc_open(const char *procfs, struct selfmetrics_proc *ret)
 	self_fd = openat(dir, "self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (stat < 0 || self_stat < 0 || self_fd < 0)
 		return -errno;
-	*ret = (struct selfmetrics_proc){ TAKE_FD(stat), TAKE_FD(self_stat), TAKE_FD(self_fd) };
+	p->stat = TAKE_FD(stat);
+	p->self_stat = TAKE_FD(self_stat);
+	p->self_fd = TAKE_FD(self_fd);
 	return 0;
+}
+
+void selfmetrics_proc_init(struct selfmetrics_proc *p)
+{
+	*p = (struct selfmetrics_proc){ .stat = -1, .self_stat = -1, .self_fd = -1 };
+	pthread_mutex_init(&p->lock, NULL);
 }
 
 void selfmetrics_proc_close(struct selfmetrics_proc *p)
@@ -50,7 +59,9 @@ void selfmetrics_proc_close(struct selfmetrics_proc *p)
 	closep(&p->stat);
 	closep(&p->self_stat);
 	closep(&p->self_fd);
-	*p = (struct selfmetrics_proc){ -1, -1, -1 };
+	free(p->text);
+	p->text = NULL;
+	p->len = 0;
 }
 
 /* The whole of a proc file, read again from its start (proc files are made at each read). */
@@ -189,9 +200,47 @@ static void process_families(FILE *out, const struct selfmetrics_proc *pf)
 	}
 }
 
-int selfmetrics_render(FILE *out, const struct selfmetrics *m, const struct selfmetrics_proc *p)
+static uint64_t now_ns(void)
 {
-	process_families(out, p);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* process_families() as rendered in the last TTL, rendered again once it is older. */
+static void process_families_cached(FILE *out, struct selfmetrics_proc *p)
+{
+	uint64_t now = now_ns();
+
+	pthread_mutex_lock(&p->lock);
+	if (!p->text || now - p->rendered_ns >= SELFMETRICS_PROCESS_TTL_NS) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		if (f) {
+			process_families(f, p);
+			if (fclose(f) == 0) {
+				free(p->text);
+				p->text = text;
+				p->len = len;
+				p->rendered_ns = now;
+			} else {
+				free(text);
+			}
+		}
+	}
+	if (p->text)
+		fwrite(p->text, 1, p->len, out);
+	else
+		process_families(out, p); /* out of memory for the copy: straight to out */
+	pthread_mutex_unlock(&p->lock);
+}
+
+int selfmetrics_render(FILE *out, const struct selfmetrics *m, struct selfmetrics_proc *p)
+{
+	process_families_cached(out, p);
 	family(out, "cachestat_http_requests_total", "counter",
 	       "HTTP requests answered by the exporter, by status code.");
 	for (unsigned i = 0; i < SELFMETRICS_N_CODES; i++) {

@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -23,17 +24,37 @@ struct selfmetrics {
 	uint64_t http_restarts_total; /* the HTTP process restarted by the scanner process */
 };
 
-/* /proc/stat, /proc/self/stat and /proc/self/fd of the process that opened them; -1: none. */
+/*
+ * /proc/stat, /proc/self/stat and /proc/self/fd of the process that opened them (-1: none),
+ * and the process_* families rendered from them at most once a second (SELFMETRICS_PROCESS_TTL_NS):
+ * a scrape that read /proc/stat and listed /proc/self/fd each time made those reads most of the
+ * HTTP process's CPU under 200 concurrent scrapers, its threads queueing on the directory's lock.
+ */
 struct selfmetrics_proc {
 	int stat, self_stat, self_fd;
+	pthread_mutex_t lock; /* of what follows */
+	uint64_t rendered_ns; /* CLOCK_MONOTONIC of text */
+	char *text;
+	size_t len;
 };
+
+#define SELFMETRICS_PROCESS_TTL_NS 1000000000ULL
 
 /* Index of code in selfmetrics.requests. */
 unsigned selfmetrics_code_index(unsigned code);
 
-/* Opens the files of procfs ("/proc") that describe the calling process. Returns 0 or -errno. */
-int selfmetrics_proc_open(const char *procfs, struct selfmetrics_proc *ret);
+/* No files yet, nothing rendered; before any other call. */
+void selfmetrics_proc_init(struct selfmetrics_proc *p);
+/*
+ * Opens the files of procfs ("/proc") that describe the calling process, into p (initialised).
+ * Returns 0 or -errno.
+ */
+int selfmetrics_proc_open(const char *procfs, struct selfmetrics_proc *p);
+/* Closes them and forgets what was rendered; p can be opened again. */
 void selfmetrics_proc_close(struct selfmetrics_proc *p);
 
-/* Writes the families; the process_* ones from p (left out where it has no file). Returns 0 or -EIO. */
-int selfmetrics_render(FILE *out, const struct selfmetrics *m, const struct selfmetrics_proc *p);
+/*
+ * Writes the families; the process_* ones from p (left out where it has no file), as rendered
+ * in the last second. Safe from several threads. Returns 0 or -EIO.
+ */
+int selfmetrics_render(FILE *out, const struct selfmetrics *m, struct selfmetrics_proc *p);
