@@ -1051,7 +1051,9 @@ static int walk_readdir(struct files_ctx *ctx, DIR *d, bool sealed, const struct
 		if (r < 0)
 			return r;
 	}
-	return b.overflow ? 0 : dircache_store(ctx->dircache, st, &b);
+	if (!b.overflow)
+		(void)dircache_store(ctx->dircache, st, &b); /* out of memory: read again next time */
+	return 0;
 }
 
 /* Takes ownership of fd. */
