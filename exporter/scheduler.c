@@ -273,15 +273,21 @@ static void *scanner(void *arg)
 		s->running = 0;
 	else
 		s->stuck_alive = false; /* it was left behind */
-	s->scanners--;
-	last = last_out(s);
 	ready = take_ready(s, scheduler_now_ns(), false);
 	pthread_cond_signal(&s->timer);
 	pthread_mutex_unlock(&s->lock);
 	sched_body_unref(old);
 	sched_body_unref(b); /* one older than the latest: a stuck scan that came back late */
 	free(j);
-	wake_list(ready); /* last: a woken scraper may end the process */
+	wake_list(ready);
+	/*
+	 * Counted out only now: the woken take their bodies from s, which scheduler_free() in
+	 * another thread would otherwise destroy under them, taking this thread for gone.
+	 */
+	pthread_mutex_lock(&s->lock);
+	s->scanners--;
+	last = last_out(s);
+	pthread_mutex_unlock(&s->lock);
 	if (last)
 		scheduler_destroy(s);
 	return NULL;

@@ -29,6 +29,7 @@
 
 #include "config.h"
 #include "privsep.h"
+#include "registry.h"
 
 static char cgroot[] = "/tmp/cse-privsep-XXXXXX";
 static const struct render_meta meta = { .version = "t", .revision = "t" };
@@ -418,6 +419,100 @@ static void test_server_drops_deaf_client(void **state)
 	scheduler_free(sched);
 }
 
+/* A cachestat that takes 3 s: the scan a flood of asks waits on. */
+static long slow_cachestat(long nr, ...)
+{
+	struct pagecache_cachestat *cs;
+	va_list ap;
+
+	va_start(ap, nr);
+	(void)va_arg(ap, unsigned long);
+	(void)va_arg(ap, unsigned long);
+	cs = va_arg(ap, struct pagecache_cachestat *);
+	va_end(ap);
+	sleep(3);
+	*cs = (struct pagecache_cachestat){ 0 };
+	return 0;
+}
+
+/* A scheduler whose scans cachestat one configured file (this test's cgroup root's), slowly. */
+static struct scheduler *make_slow_scheduler(void)
+{
+	struct collector_options co = { .cgroupfs = cgroot, .procfs = "/proc" };
+	struct pagecache pc = { .abi = PAGECACHE_ABI_MAINLINE, .sys = slow_cachestat };
+	struct collector *c = NULL;
+	struct scheduler *sched = NULL;
+	struct config *cfg = NULL;
+	char *json = NULL, *err = NULL, data[64];
+	FILE *f;
+
+	co.enable[registry_find("cachestat")] = true;
+	snprintf(data, sizeof(data), "%s/cgroup.procs", cgroot); /* the root cgroup, no process */
+	f = fopen(data, "w");
+	assert_non_null(f);
+	assert_int_equal(fclose(f), 0);
+	snprintf(data, sizeof(data), "%s/data", cgroot);
+	f = fopen(data, "w");
+	assert_non_null(f);
+	fputs("x\n", f);
+	assert_int_equal(fclose(f), 0);
+	assert_true(asprintf(&json, "{ \"cgroups\": [ { \"match\": \"/\", \"paths\": [\"%s\"] } ] }",
+			     data) > 0);
+	if (config_parse(json, strlen(json), "t", &cfg, &err) < 0)
+		fail_msg("config: %s", err);
+	free(json);
+	assert_int_equal(collector_new(&co, &pc, cfg, &c), 0);
+	assert_int_equal(scheduler_new(c, &meta, &sched), 0);
+	return sched;
+}
+
+/*
+ * A client that piles up asks while a scan runs is dropped at PRIVSEP_MAX_PENDING asks, at
+ * once, not once the scan ends and its answers go unread (the deaf client's 2 s after 3 s).
+ */
+static void test_server_drops_flooding_client(void **state)
+{
+	struct scheduler *sched = make_slow_scheduler();
+	struct privsep_server *srv = NULL;
+	struct privsep_ask ask = good_ask;
+	uint64_t t0;
+	char buf[256];
+	int sp[2], sent = 0, answers = 0;
+	ssize_t n;
+
+	(void)state;
+	ask.budget_ns = 60000000000ULL; /* they all wait for the scan */
+	pair(sp);
+	assert_int_equal(privsep_server_new(sched, &srv), 0);
+	assert_int_equal(privsep_server_add(srv, sp[0]), 0);
+	t0 = scheduler_now_ns();
+	assert_int_equal(setsockopt(sp[1], SOL_SOCKET, SO_SNDTIMEO,
+				    &(struct timeval){ .tv_sec = 5 }, sizeof(struct timeval)), 0);
+	while (sent < 2 * PRIVSEP_MAX_PENDING && send(sp[1], &ask, sizeof(ask), MSG_NOSIGNAL) > 0)
+		sent++;
+	assert_true(sent > PRIVSEP_MAX_PENDING);
+	assert_true(sent < 2 * PRIVSEP_MAX_PENDING);
+	assert_int_equal(setsockopt(sp[1], SOL_SOCKET, SO_RCVTIMEO,
+				    &(struct timeval){ .tv_sec = 10 }, sizeof(struct timeval)), 0);
+	while ((n = recv(sp[1], buf, sizeof(buf), 0)) > 0)
+		answers++;
+	assert_int_equal(n, 0); /* the end of the stream, not the receive timeout */
+	assert_true(answers < sent);
+	assert_true((double)(scheduler_now_ns() - t0) / 1e9 < 2.5);
+	close(sp[1]);
+	privsep_server_free(srv);
+	scheduler_free(sched);
+	/*
+	 * The scan ends 3 s in and answers the 65,536 waiters, from its thread, while this one has
+	 * freed the scheduler: stay until it is done, so that a use after free shows in this test.
+	 */
+	sleep(4);
+	snprintf(buf, sizeof(buf), "%s/data", cgroot);
+	assert_int_equal(unlink(buf), 0);
+	snprintf(buf, sizeof(buf), "%s/cgroup.procs", cgroot);
+	assert_int_equal(unlink(buf), 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -441,6 +536,7 @@ int main(void)
 		cmocka_unit_test(test_client_refuses),
 		cmocka_unit_test(test_server_drops_bad_client),
 		cmocka_unit_test(test_server_drops_deaf_client),
+		cmocka_unit_test(test_server_drops_flooding_client),
 	};
 
 	return cmocka_run_group_tests_name("privsep", tests, setup, teardown);

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -273,6 +274,54 @@ static void test_no_scan(void **state)
 	scheduler_free(s);
 }
 
+/* A waiter whose wake blocks until the test lets it go, then takes its body. */
+struct blocked_waiter {
+	struct sched_waiter w;
+	struct scheduler *s;
+	sem_t in, go, done;
+	struct sched_body *b;
+	bool stale;
+	int r;
+};
+
+static void blocked_wake(void *userdata)
+{
+	struct blocked_waiter *x = userdata;
+
+	sem_post(&x->in);
+	sem_wait(&x->go);
+	x->r = scheduler_take(x->s, &x->w, &x->b, &x->stale);
+	sem_post(&x->done);
+}
+
+/*
+ * scheduler_free() while the scan's thread is still waking its waiters: the scheduler stays
+ * until that thread is out, so the woken can still take their bodies (under ASan, a use after
+ * free when it was destroyed under them).
+ */
+static void test_free_while_waking(void **state)
+{
+	struct blocked_waiter x = { .w = { .wake = blocked_wake } };
+
+	(void)state;
+	x.w.userdata = &x;
+	sem_init(&x.in, 0, 0);
+	sem_init(&x.go, 0, 0);
+	sem_init(&x.done, 0, 0);
+	fake_delay_ms = 0;
+	assert_int_equal(scheduler_new(make(10), &meta, &x.s), 0);
+	assert_int_equal(scheduler_enqueue(x.s, 5000000000ULL, true, &x.w), 0);
+	sem_wait(&x.in); /* the scan ended and its thread is in blocked_wake() */
+	scheduler_free(x.s);
+	sem_post(&x.go);
+	sem_wait(&x.done);
+	assert_int_equal(x.r, 0);
+	assert_non_null(x.b);
+	assert_true(x.b->seq >= 1);
+	sched_body_unref(x.b);
+	usleep(200000); /* the scan's thread out, the scheduler freed by it */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -280,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_stuck_scan),
 		cmocka_unit_test(test_no_scan),
 		cmocka_unit_test(test_min_interval),
+		cmocka_unit_test(test_free_while_waking),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
