@@ -44,6 +44,7 @@ tally "${tool[@]}" rules --rule-files "${rule_files[@]}" --tests "${test_files[@
 
 # Every alert's tests can fail: with the alert forced never to fire, or always to fire,
 # the unit tests must notice.
+# shellcheck disable=SC2154 # tmp: made by scripts/lib-check.sh
 mkdir -p "$tmp/mut/rules" "$tmp/mut/tests"
 cp "${test_files[@]}" "$tmp/mut/tests/"
 while IFS=$'\t' read -r alert file; do

@@ -29,6 +29,7 @@ done
 [ ${#missing[@]} -eq 0 ] || skip_suite "missing ${missing[*]} (scripts/deps.txt; run scripts/install-deps.sh)"
 
 exe=exporter/cachestat_exporter
+# shellcheck disable=SC2154 # tmp: made by scripts/lib-check.sh
 if ! make -s -C exporter cachestat_exporter >"$tmp/out" 2>&1; then
 	ko "the exporter builds"
 	finish

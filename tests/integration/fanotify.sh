@@ -19,6 +19,7 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck disable=SC2034 # read by start_exporter (tests/lib/tap.sh)
 bin=${CACHESTAT_EXPORTER:-$top/exporter/cachestat_exporter}
 # shellcheck source=tests/lib/tap.sh
 . "$top/tests/lib/tap.sh"

@@ -107,6 +107,7 @@ JSON
 
 # ---- the daemon ----
 port=$(pick_port 29451) || { fail "no free port from 29451"; finish; }
+# shellcheck disable=SC2034 # read by start_exporter (tests/lib/tap.sh)
 log=$work/exporter.log
 start_exporter --config.file="$config"
 metrics=$work/metrics.prom
@@ -602,6 +603,7 @@ subtree_cases() {
 st_pids=() st_cg=
 subtree_cases
 
+# shellcheck disable=SC2154 # failed: counted by tests/lib/tap.sh
 if [ "$failed" -ne 0 ]; then
 	echo "---- exporter log"
 	sed 's/^/    /' "$work/exporter.log"
