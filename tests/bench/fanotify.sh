@@ -6,6 +6,8 @@
 # do not take part), a process in a cgroup opens and closes 1,000 files round robin:
 #  1. a million opens as fast as they go, with the exporter (--collector.fanotify) running and
 #     without it, alternated over BENCH_RUNS rounds in the same run: the medians and their ratio;
+#     then 20,000 distinct files opened once each, with and without (every open an event: the
+#     worst case, a build or a backup, where silencing does not help);
 #  2. 50,000 opens per second for BENCH_SECONDS with the exporter running: its CPU time (utime +
 #     stime of /proc/PID/stat) over that time, and the events it read;
 #  3. 100,000 distinct files opened once each: the set's size, the daemon's resident set, and the
@@ -94,6 +96,19 @@ done
 without=$(median <"$work/without")
 with=$(median <"$work/with")
 
+# ---- 1b. 20,000 distinct files, each opened once (a build, a backup): every open an event ----
+distinct=("$mnt"/many/m0[01]*)
+: >"$work/d_without" && : >"$work/d_with"
+for r in $(seq "$runs"); do
+	in_cgroup "$work/openloop" "${#distinct[@]}" "${distinct[@]}" >>"$work/d_without"
+	start_exporter
+	in_cgroup "$work/openloop" "${#distinct[@]}" "${distinct[@]}" >>"$work/d_with"
+	stop_exporter
+	: "$r"
+done
+d_without=$(median <"$work/d_without")
+d_with=$(median <"$work/d_with")
+
 # ---- 2. the exporter's CPU at 50,000 opens per second ----
 start_exporter
 ev0=$(metric cachestat_fanotify_events_total)
@@ -123,6 +138,10 @@ printf '%-62s %s\n' "what (kernel $(uname -r), $(nproc) CPUs, $runs rounds)" "fi
 printf '%-62s %s\n' "open+close, exporter not running (median ns/open)" "$without"
 printf '%-62s %s\n' "open+close, exporter running, fs marked (median ns/open)" "$with"
 printf '%-62s %s\n' "ratio with/without" "$(awk -v a="$with" -v b="$without" 'BEGIN { printf "%.3f", a / b }')"
+printf '%-62s %s\n' "${#distinct[@]} distinct files opened once, not running (ns/open)" "$d_without"
+printf '%-62s %s\n' "the same, exporter running (median ns/open)" "$d_with"
+printf '%-62s %s\n' "ratio with/without, every open an event" \
+	"$(awk -v a="$d_with" -v b="$d_without" 'BEGIN { printf "%.3f", a / b }')"
 printf '%-62s %s\n' "exporter CPU at 50,000 opens/s (% of one CPU)" \
 	"$(awk -v t=$((t1 - t0)) -v hz="$hz" -v s="$seconds" 'BEGIN { printf "%.1f", 100 * t / hz / s }')"
 printf '%-62s %s\n' "events read in those ${seconds} s / queue overflows" "$((ev1 - ev0)) / $overflows"
