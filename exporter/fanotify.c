@@ -77,14 +77,6 @@ struct fanotify_listener {
 	int *mount_fds;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* r, with "what: error" in *ret_error. */
 static int fail(char **ret_error, int r, const char *what)
 {
@@ -366,7 +358,7 @@ int fanotify_listener_new(const struct fanotify_options *o, struct fanotify_list
 		r = l->mount_fds ? 0 : -ENOMEM;
 		for (size_t i = 0; r == 0 && i < l->n_fs; i++)
 			l->mount_fds[i] = -1;
-		fanotify_silence_init(&l->silence, o->refresh_ns, o->max_silenced, now_ns());
+		fanotify_silence_init(&l->silence, o->refresh_ns, o->max_silenced, monotonic_ns());
 	}
 	if (r < 0) {
 		listener_close(l);
@@ -600,7 +592,7 @@ static bool read_events(struct fanotify_listener *l)
 		n = read(l->fd, buf, sizeof(buf));
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR;
-		now = now_ns();
+		now = monotonic_ns();
 		for (size_t off = 0; off + sizeof(m) <= (size_t)n; off += m.event_len) {
 			memcpy(&m, buf + off, sizeof(m));
 			if (m.vers != FANOTIFY_METADATA_VERSION || m.event_len < sizeof(m) ||
@@ -619,7 +611,7 @@ static void *listen_thread(void *userdata)
 	struct pollfd p[2] = { { .fd = l->fd, .events = POLLIN }, { .fd = l->stop[0], .events = POLLIN } };
 
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = monotonic_ns();
 		bool ok = true;
 
 		/* only this thread changes the silence state: no lock to read it here */
@@ -633,7 +625,7 @@ static void *listen_thread(void *userdata)
 		}
 		if (!ok)
 			break;
-		now = now_ns();
+		now = monotonic_ns();
 		if (fanotify_silence_due(&l->silence, now))
 			silence_refresh(l, now);
 	}

@@ -48,10 +48,7 @@
 
 uint64_t files_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return monotonic_ns();
 }
 
 /*

@@ -821,20 +821,12 @@ static struct {
 	int base;
 } cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Fills the cache for (namespace, mount id) unless it holds it already. Under cache.lock. */
 static int cache_mount(int procfs_fd, pid_t pid, const struct stat *ns, int mnt_id)
 {
 	struct mountinfo m;
 	struct overlay_layers ly;
-	uint64_t now = now_ns();
+	uint64_t now = monotonic_ns();
 	int r;
 
 	if (cache.valid && cache.ns_dev == ns->st_dev && cache.ns_ino == ns->st_ino &&

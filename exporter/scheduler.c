@@ -66,10 +66,7 @@ void sched_body_unref(struct sched_body *b)
 
 uint64_t scheduler_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return monotonic_ns();
 }
 
 /* Deflates text into z's output: a new buffer of what it wrote. Ends z. */

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -200,18 +199,10 @@ static void process_families(FILE *out, const struct selfmetrics_proc *pf)
 	}
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* process_families() as rendered in the last TTL, rendered again once it is older. */
 static void process_families_cached(FILE *out, struct selfmetrics_proc *p)
 {
-	uint64_t now = now_ns();
+	uint64_t now = monotonic_ns();
 
 	pthread_mutex_lock(&p->lock);
 	if (!p->text || now - p->rendered_ns >= SELFMETRICS_PROCESS_TTL_NS) {

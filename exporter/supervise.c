@@ -37,14 +37,6 @@ struct supervisor {
 	pid_t retired[SUPERVISE_MAX_RETIRED];
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
 /* Closes every descriptor but 0-2, keep[] (at most 16): what the scan had open stays behind. */
 static void close_all_but(const int *keep, size_t n)
 {
@@ -183,7 +175,7 @@ static int spawn(struct supervisor *sv)
 		return r;
 	}
 	sv->pid = pid;
-	sv->started_ns = now_ns();
+	sv->started_ns = monotonic_ns();
 	return 0;
 }
 
@@ -207,7 +199,7 @@ int supervise_start(const struct supervise_options *o, struct supervisor **ret)
 /* The serving HTTP process died: a start is due, later when it keeps dying young. */
 static void serving_died(struct supervisor *sv, int status)
 {
-	uint64_t now = now_ns();
+	uint64_t now = monotonic_ns();
 
 	if (WIFSIGNALED(status))
 		log_error("the HTTP process %d was killed by signal %d (%s); starting a new one",
@@ -267,12 +259,12 @@ static void replace(struct supervisor *sv)
 static void tick(struct supervisor *sv)
 {
 	reap(sv);
-	if (sv->pid == 0 && now_ns() >= sv->next_start_ns) {
+	if (sv->pid == 0 && monotonic_ns() >= sv->next_start_ns) {
 		int r = spawn(sv);
 
 		if (r < 0) {
 			log_error("cannot start the HTTP process: %s; trying again", strerror(-r));
-			sv->next_start_ns = now_ns() + NS_PER_S;
+			sv->next_start_ns = monotonic_ns() + NS_PER_S;
 			return;
 		}
 		privsep_server_set_restarts(sv->o.ps, ++sv->restarts);
@@ -327,7 +319,7 @@ static void signal_all(const struct supervisor *sv, int sig)
 
 void supervise_stop(struct supervisor *sv)
 {
-	uint64_t end = now_ns() + SUPERVISE_STOP_NS;
+	uint64_t end = monotonic_ns() + SUPERVISE_STOP_NS;
 
 	if (!sv)
 		return;
@@ -347,7 +339,7 @@ void supervise_stop(struct supervisor *sv)
 		}
 		if (pid < 0 && errno == ECHILD)
 			break;
-		if (now_ns() > end) {
+		if (monotonic_ns() > end) {
 			signal_all(sv, SIGKILL);
 			end = UINT64_MAX;
 		}

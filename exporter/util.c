@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 /* Config files and the cgroup and proc files read here are small; refuse anything larger. */
 #define READ_FILE_MAX (16u << 20)
@@ -49,4 +50,12 @@ int read_file_at(int dirfd, const char *name, char **ret_buf, size_t *ret_len)
 	*ret_buf = TAKE_PTR(buf);
 	*ret_len = len;
 	return 0;
+}
+
+uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }

@@ -2,6 +2,8 @@
 /* Small helpers shared by every module: cleanup attributes, ownership transfer, array sizes. */
 #pragma once
 
+#include <stdint.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -56,6 +58,9 @@ static inline void closedirp(DIR **d)
 		(fd) = -1;                       \
 		_tf_;                            \
 	})
+
+/* CLOCK_MONOTONIC in nanoseconds: the clock of every deadline, age and period of the daemon. */
+uint64_t monotonic_ns(void);
 
 /* Reads a whole small file (cgroup and proc files) relative to dirfd into a NUL-terminated buffer. */
 int read_file_at(int dirfd, const char *name, char **ret_buf, size_t *ret_len);
