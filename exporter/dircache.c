@@ -15,7 +15,7 @@ struct dircache_listing {
 	uint64_t dev, ino;
 	struct timespec mtime, ctime;
 	uint64_t gen; /* of the last scan that found it */
-	size_t n, len;
+	size_t len; /* bytes of data */
 	char data[];
 };
 
@@ -192,7 +192,6 @@ void dircache_builder_add(struct dircache_builder *b, uint64_t ino, unsigned cha
 	b->buf[b->len + 8] = (char)type;
 	memcpy(b->buf + b->len + ENTRY_HEAD, name, need - ENTRY_HEAD);
 	b->len += need;
-	b->n++;
 }
 
 /* Doubles the buckets when there are more listings than buckets. */
@@ -242,7 +241,6 @@ int dircache_store(struct dircache *dc, const struct stat *dir, struct dircache_
 		.mtime = dir->st_mtim,
 		.ctime = dir->st_ctim,
 		.gen = dc->gen,
-		.n = b->n,
 		.len = b->len,
 	};
 	if (b->len)

@@ -28,7 +28,7 @@ struct dircache_listing;
 /* A listing being read: its entries, appended as readdir gives them. */
 struct dircache_builder {
 	char *buf;
-	size_t len, cap, n;
+	size_t len, cap;
 	size_t max;    /* bytes it may take; more makes it overflow */
 	bool overflow; /* too big to keep: abandoned */
 };
