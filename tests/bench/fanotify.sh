@@ -84,30 +84,31 @@ loop_files=("$mnt"/loop/f*)
 # The load runs in its own cgroup, as a workload would.
 in_cgroup() { sh -c 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$cg" "$@"; }
 
+# alternate NAME OPENS FILE...: BENCH_RUNS rounds of openloop without, then with, the exporter;
+# the medians (ns per open) in alt_without and alt_with
+alternate() {
+	local name=$1 r
+	shift
+	: >"$work/$name.without" && : >"$work/$name.with"
+	for r in $(seq "$runs"); do
+		in_cgroup "$work/openloop" "$@" >>"$work/$name.without"
+		start_exporter
+		in_cgroup "$work/openloop" "$@" >>"$work/$name.with"
+		stop_exporter
+		: "$r"
+	done
+	alt_without=$(median <"$work/$name.without")
+	alt_with=$(median <"$work/$name.with")
+}
+
 # ---- 1. a million opens, with and without ----
-: >"$work/without" && : >"$work/with"
-for r in $(seq "$runs"); do
-	in_cgroup "$work/openloop" "$opens" "${loop_files[@]}" >>"$work/without"
-	start_exporter
-	in_cgroup "$work/openloop" "$opens" "${loop_files[@]}" >>"$work/with"
-	stop_exporter
-	: "$r"
-done
-without=$(median <"$work/without")
-with=$(median <"$work/with")
+alternate loop "$opens" "${loop_files[@]}"
+without=$alt_without with=$alt_with
 
 # ---- 1b. 20,000 distinct files, each opened once (a build, a backup): every open an event ----
 distinct=("$mnt"/many/m0[01]*)
-: >"$work/d_without" && : >"$work/d_with"
-for r in $(seq "$runs"); do
-	in_cgroup "$work/openloop" "${#distinct[@]}" "${distinct[@]}" >>"$work/d_without"
-	start_exporter
-	in_cgroup "$work/openloop" "${#distinct[@]}" "${distinct[@]}" >>"$work/d_with"
-	stop_exporter
-	: "$r"
-done
-d_without=$(median <"$work/d_without")
-d_with=$(median <"$work/d_with")
+alternate distinct "${#distinct[@]}" "${distinct[@]}"
+d_without=$alt_without d_with=$alt_with
 
 # ---- 2. the exporter's CPU at 50,000 opens per second ----
 start_exporter
