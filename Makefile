@@ -5,24 +5,27 @@
 BUILD_ROOT ?= /var/tmp/cachestat_exporter
 export BUILD_ROOT
 
-# The kernel suite builds the patched kernel that the integration suite's seed-ABI probe boots:
-# it runs first, so that this probe never has to skip.
+# Suites that need no kernel and no guest image run first, while scripts/prebuild.sh builds the guest image and
+# the release kernel side by side, then the debug kernel, in the background at the lowest CPU priority (cold, the
+# kernels are most of a run's time). A suite that needs one waits for it through the build script's lock:
+# integration's seed-ABI probe boots the release kernel (built here, so that the probe never has to skip), e2e
+# boots it in the guest image, and the kernel suite, last, boots the debug and the release kernel.
 SUITES = \
 	shell='scripts/check-shell.sh' \
 	harness='scripts/check-harness.sh' \
 	docs='scripts/check-docs.sh' \
 	unit='$(MAKE) -s -C exporter test-unit' \
 	mutate='scripts/mutate.sh' \
-	kernel='kernel/scripts/test.sh' \
-	integration='tests/integration/run.sh' \
 	overlay='tests/integration/overlay.sh' \
 	fanotify='tests/integration/fanotify.sh' \
 	hardening='tests/integration/hardening.sh' \
 	dashboards='dashboards/check.sh' \
 	deploy='deploy/check.sh' \
 	package='scripts/check-package.sh' \
+	spdx='scripts/check-spdx.sh' \
+	integration='kernel/scripts/build.sh release >/dev/null; tests/integration/run.sh' \
 	e2e='tests/e2e/run.sh' \
-	spdx='scripts/check-spdx.sh'
+	kernel='kernel/scripts/test.sh'
 
 .PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series bench-exporter bench-fanotify demo fuzz loadtest clean
 
@@ -35,7 +38,7 @@ deps:
 	scripts/install-deps.sh
 
 test: deps
-	scripts/run-suites.sh $(SUITES)
+	PREBUILD=scripts/prebuild.sh scripts/run-suites.sh $(SUITES)
 
 # The Debian package of the working tree, lintian-checked, under $(BUILD_ROOT)/deb.
 deb: deps

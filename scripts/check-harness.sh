@@ -60,6 +60,12 @@ eq "run-suites: under CI a skip without a line fails" "$?" 1
 printf 'sk ^a \\(no tool\\)$\n' >"$work/allow"
 CI=true SKIP_ALLOWLIST=$work/allow suites sk='echo "skip - a (no tool)"; echo "0 passed, 0 failed, 1 skipped"'
 eq "run-suites: under CI an allowed skip passes" "$?" 0
+PREBUILD='sleep 1; echo "prebuild: x ready in 1 s"' suites good='echo "ok - a"; echo "1 passed, 0 failed, 0 skipped"'
+eq "run-suites: a background build that succeeds passes" "$?" 0
+check "run-suites: the run waits for the background build and shows its line" grep -q '^  prebuild: x ready in 1 s$' "$work/suites.out"
+check "run-suites: each suite's time is in the table" grep -qE '^good .*\(exit 0, [0-9]+:[0-9]{2}\)$' "$work/suites.out"
+PREBUILD='exit 3' suites good='echo "ok - a"; echo "1 passed, 0 failed, 0 skipped"'
+eq "run-suites: a background build that fails fails the run" "$?" 1
 
 # ---- tests/unit/run.sh ----
 unit() { "$top/tests/unit/run.sh" "$@" >"$work/unit.out" 2>&1; }

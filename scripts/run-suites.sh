@@ -3,6 +3,10 @@
 # Runs test suites one after another and adds up their results.
 # Usage: run-suites.sh NAME=COMMAND...
 #
+# PREBUILD=COMMAND (make test: scripts/prebuild.sh) runs in the background, at the lowest CPU priority, beside the
+# suites: it builds ahead what the later suites need. Its log is prebuild.log; the run waits for it at the end, and
+# its failure counts as one. Each suite's time is shown in the table, with the whole run's.
+#
 # Every suite ends its output with the line "N passed, N failed, N skipped" (tests/lib/tap.sh) and
 # prints one line per skip, "skip - WHAT (REASON)". A suite fails as a whole (one failure more)
 # when it exits non-zero without a failed result, or exits 0 without its summary line.
@@ -17,6 +21,17 @@ log_dir=${SUITE_LOG_DIR:-$(mktemp -d)}
 mkdir -p "$log_dir"
 total_pass=0 total_fail=0 total_skip=0
 summary=() skips=()
+run_start=$SECONDS
+
+# m:ss of a number of seconds.
+mmss() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
+
+prebuild_pid=
+if [ -n "${PREBUILD:-}" ]; then
+	echo "=== background: $PREBUILD (log: $log_dir/prebuild.log)"
+	nice -n 19 bash -c "$PREBUILD" >"$log_dir/prebuild.log" 2>&1 &
+	prebuild_pid=$!
+fi
 
 # allowed SUITE TEXT: whether the allow-list lists the skip TEXT of SUITE ("SUITE ERE" lines).
 allowed() {
@@ -69,9 +84,22 @@ for spec in "$@"; do
 		[ "${CI:-}" = true ] && fail=$((fail + skip - lines))
 	fi
 	total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail)) total_skip=$((total_skip + skip))
-	summary+=("$(printf '%-12s %4d passed, %4d failed, %4d skipped  (exit %d, %ds)%s' "$name" "$pass" "$fail" "$skip" \
-		"$rc" $((SECONDS - start)) "${note:+  $note}")")
+	summary+=("$(printf '%-12s %4d passed, %4d failed, %4d skipped  (exit %d, %s)%s' "$name" "$pass" "$fail" "$skip" \
+		"$rc" "$(mmss $((SECONDS - start)))" "${note:+  $note}")")
 done
+
+if [ -n "$prebuild_pid" ]; then
+	start=$SECONDS
+	wait "$prebuild_pid"
+	rc=$?
+	waited=$((SECONDS - start))
+	if [ "$rc" -ne 0 ]; then
+		summary+=("$(printf '%-12s background build failed (exit %d; see %s)' prebuild "$rc" "$log_dir/prebuild.log")")
+		total_fail=$((total_fail + 1))
+	fi
+	while IFS= read -r line; do summary+=("  $line"); done < <(grep '^prebuild: ' "$log_dir/prebuild.log")
+	[ "$waited" -gt 0 ] && summary+=("  prebuild: the run waited $(mmss "$waited") for it after the last suite")
+fi
 
 echo "=== summary (logs in $log_dir)"
 printf '%s\n' "${summary[@]}"
@@ -79,5 +107,6 @@ if [ ${#skips[@]} -gt 0 ]; then
 	echo "=== skips (allow-list: ${allowlist#"$(dirname "$here")/"})"
 	printf '  %s\n' "${skips[@]}"
 fi
+echo "all suites: $(mmss $((SECONDS - run_start)))"
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [ "$total_fail" -eq 0 ]
