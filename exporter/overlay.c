@@ -101,6 +101,15 @@ static int layers_option(struct overlay_layers *l, const char *key, const char *
 	}
 	if (!value)
 		return 0;
+	if (strcmp(key, "redirect_dir") == 0) {
+		l->redirect = strcmp(value, "on") == 0 || strcmp(value, "follow") == 0 ? OVERLAY_FOLLOW_YES :
+											OVERLAY_FOLLOW_NO;
+		return 0;
+	}
+	if (strcmp(key, "metacopy") == 0) {
+		l->metacopy = strcmp(value, "on") == 0 ? OVERLAY_FOLLOW_YES : OVERLAY_FOLLOW_NO;
+		return 0;
+	}
 	if (strcmp(key, "lowerdir") == 0)
 		return split_lowerdir(value, l);
 	if (strcmp(key, "upperdir") != 0 && strcmp(key, "lowerdir+") != 0 &&
@@ -145,6 +154,41 @@ int overlay_parse_layers(const char *super_options, struct overlay_layers *ret)
 	}
 	*ret = l;
 	return 0;
+}
+
+void overlay_layers_policy(struct overlay_layers *l, enum overlay_follow redirect_dir_def,
+			   enum overlay_follow redirect_always_follow, enum overlay_follow metacopy_def)
+{
+	if (l->redirect == OVERLAY_FOLLOW_UNKNOWN) /* ovl_redirect_mode_def() */
+		l->redirect = redirect_dir_def == OVERLAY_FOLLOW_YES ? OVERLAY_FOLLOW_YES :
+			      redirect_dir_def == OVERLAY_FOLLOW_NO ? redirect_always_follow :
+								      OVERLAY_FOLLOW_UNKNOWN;
+	if (l->metacopy == OVERLAY_FOLLOW_UNKNOWN)
+		l->metacopy = metacopy_def;
+	if (l->userxattr) {
+		l->redirect = OVERLAY_FOLLOW_NO;
+		l->metacopy = OVERLAY_FOLLOW_NO;
+	}
+	if (l->redirect == OVERLAY_FOLLOW_NO)
+		l->metacopy = OVERLAY_FOLLOW_NO;
+	else if (l->redirect == OVERLAY_FOLLOW_UNKNOWN && l->metacopy == OVERLAY_FOLLOW_YES)
+		l->metacopy = OVERLAY_FOLLOW_UNKNOWN;
+}
+
+/* A boolean parameter of the overlay module ("Y" or "N"), read once. */
+static enum overlay_follow module_param(const char *name)
+{
+	char path[96], v[4] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/overlay/parameters/%s", name);
+	f = fopen(path, "re");
+	if (!f)
+		return OVERLAY_FOLLOW_UNKNOWN;
+	if (!fgets(v, sizeof(v), f))
+		v[0] = '\0';
+	fclose(f);
+	return v[0] == 'Y' ? OVERLAY_FOLLOW_YES : v[0] == 'N' ? OVERLAY_FOLLOW_NO : OVERLAY_FOLLOW_UNKNOWN;
 }
 
 /* ---- the lookup through the layers ---- */
@@ -391,6 +435,8 @@ static int step_dir(struct lookup *lk, const char *name)
 			return n;
 		if (n == 0)
 			continue;
+		if (lk->s->redirect != OVERLAY_FOLLOW_YES)
+			return -EXDEV; /* the kernel refuses the lookup (EPERM) or we cannot tell */
 		if (v[0] == '/' || abs) {
 			/* a relative redirect below an absolute one replaces its last name */
 			char *slash = abs ? strrchr(abs, '/') : NULL;
@@ -424,10 +470,12 @@ static int next_data(struct lookup *lk, const struct entry *e, const char *name,
 	ssize_t n;
 	int r;
 
+	if (lk->s->metacopy == OVERLAY_FOLLOW_NO)
+		return 0; /* the kernel never reads the xattr: this file holds the data */
 	n = ovl_xattr(e->fd, true, lk->s->userxattr, "metacopy", v, sizeof(v));
 	if (n == -ENODATA)
 		return 0;
-	if (n < 0)
+	if (n < 0 || lk->s->metacopy != OVERLAY_FOLLOW_YES)
 		return -EXDEV;
 	n = ovl_xattr(e->fd, true, lk->s->userxattr, "redirect", v, sizeof(v));
 	if (n == -EXDEV)
@@ -840,6 +888,8 @@ static int cache_mount(int procfs_fd, pid_t pid, const struct stat *ns, int mnt_
 		mountinfo_done(&m);
 		return r == -ENOMEM ? r : -EXDEV;
 	}
+	overlay_layers_policy(&ly, module_param("redirect_dir"), module_param("redirect_always_follow"),
+			      module_param("metacopy"));
 	if (cache.valid) {
 		mountinfo_done(&cache.m);
 		overlay_layers_done(&cache.ly);
@@ -874,7 +924,8 @@ static int resolve_locked(int procfs_fd, pid_t pid, const char *path, const stru
 	if (r < 0)
 		return r;
 	s = (struct overlay_stack){ .fds = l.fds, .n = l.n, .n_merge = l.n - cache.ly.n_data,
-				    .upper = cache.ly.upper != NULL, .userxattr = cache.ly.userxattr };
+				    .upper = cache.ly.upper != NULL, .userxattr = cache.ly.userxattr,
+				    .redirect = cache.ly.redirect, .metacopy = cache.ly.metacopy };
 	return overlay_lookup(&s, inner, st, ret_fd, ret_st);
 }
 

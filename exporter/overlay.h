@@ -14,6 +14,14 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+/*
+ * Whether a mount's lookups read an overlay xattr: overlayfs follows a redirect or a metacopy
+ * xattr only where the mount enables it, and an unprivileged user can set user.overlay.* on its
+ * own files at any time. Following one the kernel ignores would measure a file the process cannot
+ * read (a page-cache oracle), so UNKNOWN is treated as NO wherever following could matter.
+ */
+enum overlay_follow { OVERLAY_FOLLOW_UNKNOWN, OVERLAY_FOLLOW_NO, OVERLAY_FOLLOW_YES };
+
 /* The layers of an overlayfs mount, as its super options in mountinfo name them. */
 struct overlay_layers {
 	char *upper;  /* NULL for a read-only overlay */
@@ -22,6 +30,8 @@ struct overlay_layers {
 	char **data; /* data-only layers ("::" or datadir+): reached by a metacopy redirect only */
 	size_t n_data;
 	bool userxattr; /* the overlay's xattrs are user.overlay.*, not trusted.overlay.* */
+	enum overlay_follow redirect; /* redirect_dir=: on and follow follow, nofollow and off do not */
+	enum overlay_follow metacopy; /* metacopy= */
 };
 
 /*
@@ -31,6 +41,17 @@ struct overlay_layers {
  * (no lower layer, a bad escape, an empty layer), -ENOMEM. ret is untouched on failure.
  */
 int overlay_parse_layers(const char *super_options, struct overlay_layers *ret);
+
+/*
+ * What the kernel follows on the mount whose layers are l, given its options and the overlay
+ * module's defaults for the options mountinfo does not show (the kernel prints redirect_dir= and
+ * metacopy= only where they differ from the defaults): redirect_dir_def, redirect_always_follow
+ * and metacopy_def are the module parameters (OVERLAY_FOLLOW_UNKNOWN where unreadable). userxattr
+ * mounts never follow either (the kernel forces redirect_dir=nofollow and metacopy=off), and
+ * metacopy needs redirects followed.
+ */
+void overlay_layers_policy(struct overlay_layers *l, enum overlay_follow redirect_dir_def,
+			   enum overlay_follow redirect_always_follow, enum overlay_follow metacopy_def);
 void overlay_layers_done(struct overlay_layers *l);
 
 /* The layer roots a lookup goes through, open (O_PATH directories). */
@@ -40,6 +61,8 @@ struct overlay_stack {
 	size_t n;       /* all of them */
 	bool upper;     /* fds[0] is the upper layer */
 	bool userxattr;
+	enum overlay_follow redirect; /* OVERLAY_FOLLOW_YES: directories' redirects are followed */
+	enum overlay_follow metacopy; /* OVERLAY_FOLLOW_YES: metacopy files' data is looked up below */
 };
 
 /*

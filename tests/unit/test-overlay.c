@@ -72,6 +72,46 @@ static void test_layers_new_api(void **state)
 	overlay_layers_done(&l);
 }
 
+/* What the mount's options and the module's defaults let overlayfs follow, as the kernel decides it. */
+static void test_layers_policy(void **state)
+{
+	static const struct {
+		const char *options;
+		enum overlay_follow dir_def, always_follow, metacopy_def, redirect, metacopy;
+	} cases[] = {
+#define UNK OVERLAY_FOLLOW_UNKNOWN
+#define NO OVERLAY_FOLLOW_NO
+#define YES OVERLAY_FOLLOW_YES
+		/* an unprivileged user's mount: the kernel forces nofollow and no metacopy */
+		{ "rw,lowerdir=/h/l1:/etc,redirect_dir=nofollow,userxattr", YES, YES, YES, NO, NO },
+		{ "rw,lowerdir=/h/l1:/etc,userxattr,metacopy=on,redirect_dir=on", YES, YES, YES, NO, NO },
+		/* Debian's defaults shown nowhere: redirects followed, no metacopy */
+		{ "rw,lowerdir=/l", NO, YES, NO, YES, NO },
+		{ "rw,lowerdir=/l", NO, NO, YES, NO, NO },
+		{ "rw,lowerdir=/l,redirect_dir=on,metacopy=on", NO, NO, NO, YES, YES },
+		{ "rw,lowerdir=/l,redirect_dir=follow", NO, NO, NO, YES, NO },
+		{ "rw,lowerdir=/l,redirect_dir=off,metacopy=on", YES, YES, YES, NO, NO },
+		/* defaults unreadable: not known, so nothing that needs them is followed */
+		{ "rw,lowerdir=/l", UNK, UNK, UNK, UNK, UNK },
+		{ "rw,lowerdir=/l,metacopy=on", UNK, UNK, UNK, UNK, UNK },
+#undef UNK
+#undef NO
+#undef YES
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct overlay_layers l;
+
+		assert_int_equal(overlay_parse_layers(cases[i].options, &l), 0);
+		overlay_layers_policy(&l, cases[i].dir_def, cases[i].always_follow, cases[i].metacopy_def);
+		if (l.redirect != cases[i].redirect || l.metacopy != cases[i].metacopy)
+			fail_msg("%s: redirect %d metacopy %d, want %d %d", cases[i].options, l.redirect,
+				 l.metacopy, cases[i].redirect, cases[i].metacopy);
+		overlay_layers_done(&l);
+	}
+}
+
 static void test_layers_bad(void **state)
 {
 	static const char *const bad[] = {
@@ -169,7 +209,8 @@ static int setup(void **state)
 		assert_true(t->fds[i] >= 0);
 	}
 	t->s = (struct overlay_stack){ .fds = t->fds, .n = N_LAYERS, .n_merge = DATA,
-				     .upper = true, .userxattr = true };
+				     .upper = true, .userxattr = true,
+				     .redirect = OVERLAY_FOLLOW_YES, .metacopy = OVERLAY_FOLLOW_YES };
 	*state = t;
 	return 0;
 }
@@ -390,6 +431,38 @@ static void test_metacopy(void **state)
 }
 
 /*
+ * On a mount that follows neither (userxattr, say), the xattrs a user sets on its own files after
+ * opening them change nothing: its metacopy file is the data, its redirected directory is not
+ * resolved. Following them would measure a file of a lower layer the user cannot read.
+ */
+static void test_no_follow(void **state)
+{
+	struct tree *t = *state;
+	struct stat ovl;
+
+	t->s.redirect = OVERLAY_FOLLOW_NO;
+	t->s.metacopy = OVERLAY_FOLLOW_NO;
+	mkfile(t, LOWER2, "shadow", 4096);
+	mkfile(t, LOWER1, "x", 4096);
+	xattr(t, LOWER1, "x", "metacopy", "");
+	xattr(t, LOWER1, "x", "redirect", "/shadow");
+	ovl = stat_of(t, LOWER1, "x");
+	assert_int_equal(lookup(t, "x", &ovl), LOWER1);
+
+	mkdir_in(t, UPPER, "new");
+	xattr(t, UPPER, "new", "redirect", "/old");
+	mkdir_in(t, LOWER1, "old");
+	mkfile(t, LOWER1, "old/y", 5);
+	ovl = stat_of(t, LOWER1, "old/y");
+	assert_int_equal(lookup(t, "new/y", &ovl), -EXDEV);
+
+	/* not known: a metacopy xattr cannot be told from data, so the file is not measured */
+	t->s.metacopy = OVERLAY_FOLLOW_UNKNOWN;
+	ovl = stat_of(t, LOWER1, "x");
+	assert_int_equal(lookup(t, "x", &ovl), -EXDEV);
+}
+
+/*
  * From a mountinfo line to the file: the layers named in a fake mountinfo of an overlay whose
  * layers are this tree (escaped as the kernel escapes them), opened, and the file looked up.
  */
@@ -422,7 +495,8 @@ static void test_from_mountinfo(void **state)
 	for (int i = 0; i < N_LAYERS; i++)
 		assert_true(fds[i] >= 0);
 	s = (struct overlay_stack){ .fds = fds, .n = N_LAYERS, .n_merge = N_LAYERS - ly.n_data,
-				    .upper = true, .userxattr = ly.userxattr };
+				    .upper = true, .userxattr = ly.userxattr,
+				    .redirect = OVERLAY_FOLLOW_YES, .metacopy = OVERLAY_FOLLOW_YES };
 	mkdir_in(t, LOWER2, "etc");
 	mkfile(t, LOWER2, "etc/os-release", 300);
 	ovl = stat_of(t, LOWER2, "etc/os-release");
@@ -450,6 +524,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layers_legacy),
 		cmocka_unit_test(test_layers_new_api),
+		cmocka_unit_test(test_layers_policy),
 		cmocka_unit_test(test_layers_bad),
 		cmocka_unit_test_setup_teardown(test_upper_lower, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_copied_up, setup, teardown),
@@ -459,6 +534,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_file_hides_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_redirect_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metacopy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_follow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_from_mountinfo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_is_overlay, setup, teardown),
 	};
