@@ -11,7 +11,9 @@
 # an mmap without a descriptor, metacopy (renamed, so found through its redirect) and a data-
 # only lower where the kernel allows them, a container's root file system (pivot_root: the
 # layers are named in the host's namespace) and an overlay mounted inside a private mount
-# namespace (its layers exist only there). Then the daemon's capabilities: as nobody with the
+# namespace (its layers exist only there), and a userxattr mount whose user sets
+# user.overlay.metacopy and .redirect on its own file after opening it, pointing at a secret in
+# a lower layer: the user's file is measured, never the secret. Then the daemon's capabilities: as nobody with the
 # four it keeps, metacopy (trusted.* xattrs unreadable) is skipped, not zero.
 # Prints "ok - ..." / "not ok - ..." per check and "N passed, N failed, N skipped" last.
 set -euo pipefail
@@ -250,6 +252,34 @@ eq "overlay inside a mount namespace: exporter = fincore there" \
 	"$(nsenter -t "$npid" -m fincore -b -n -o RES "$e/l/inner.bin" | tr -d ' ')"
 eq "one file skipped as overlay_unresolved (the whiteout)" "$(unresolved "$out")" 1
 eq "lower-only: the cgroup counts its file and busybox" "$(cg_field "$out" lower files)" 2
+
+# ---- mount F: userxattr (as an unprivileged user mounts it), xattrs set after the open ----
+# A user's own file, sized like a secret in a lower layer the user cannot read, gets
+# user.overlay.metacopy and user.overlay.redirect once it is held open. overlayfs never reads
+# them on a userxattr mount (redirect_dir=nofollow, metacopy=off): the file measured must be the
+# user's, never the secret (an oracle for any file's cache state and size).
+f=$work/f
+mkdir -p "$f"/{l1,secret,u,w}
+mkdata "$f/secret/shadow" 4096
+chmod 0600 "$f/secret/shadow"
+mkdata "$f/l1/x" 4096
+touch -r "$f/secret/shadow" "$f/l1/x"
+sync
+if ovmount "$f/m" "lowerdir=$f/l1:$f/secret,upperdir=$f/u,workdir=$f/w,userxattr"; then
+	drop "$f/l1/x"
+	cat "$f/secret/shadow" >/dev/null
+	open_hold oracle "$f/m/x"
+	wait_fd "${holders[-1]}" "$f/m/x" || fail "userxattr: the holder opened m/x"
+	python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.overlay.metacopy", b"");
+os.setxattr(sys.argv[1], "user.overlay.redirect", b"/shadow")' "$f/l1/x"
+	grep -F "$f/m" /proc/self/mountinfo | grep -q 'userxattr' || fail "userxattr: mountinfo shows the option"
+	once "$work/oracle.json"
+	eq "userxattr, xattrs set after the open: the secret is cached (oracle)" "$(res "$f/secret/shadow")" 4096
+	eq "userxattr: exporter = fincore of the user's own file, not the secret" \
+		"$(file_cached "$work/oracle.json" oracle "$f/m/x")" "$(res "$f/l1/x")"
+else
+	skip "userxattr overlay" "this kernel refused the userxattr option"
+fi
 
 # ---- as nobody with the daemon's capabilities: no CAP_SYS_ADMIN, trusted.* unreadable ----
 caps=+sys_ptrace,+dac_read_search,+fowner,+checkpoint_restore
