@@ -30,9 +30,9 @@ static const char *const pseudo_fs[] = {
 };
 
 /*
- * Who opened recently: a pid is looked up once a second at most, which spares a busy process
- * most of the reads and attributes the last events of one that just exited (pids are reused
- * far more slowly than that).
+ * Who opened recently: a pid's cgroup is looked up once a second at most, which spares a busy
+ * process most of the reads and attributes the last events of one that just exited (pids are
+ * reused far more slowly than that). Its credentials are read at every event.
  */
 #define PID_CACHE_SLOTS 256
 #define PID_CACHE_NS 1000000000ULL
@@ -393,21 +393,18 @@ static int read_creds(struct fanotify_listener *l, int piddir, struct handleset_
 	return 0;
 }
 
-/* The cgroup and credentials of pid, from the cache or /proc. -ESRCH when it is gone. */
+/* The cgroup (cached for a second) and credentials (read now) of pid. -ESRCH when it is gone. */
 static int lookup_pid(struct fanotify_listener *l, pid_t pid, uint64_t now,
 		      const struct pid_slot **ret)
 {
 	struct pid_slot *s = &l->pids[(unsigned)pid % PID_CACHE_SLOTS];
+	struct handleset_creds creds;
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_close_ int piddir = -1;
 	char name[16], *cg;
 	size_t len;
 	int r;
 
-	if (s->cgroup && s->pid == pid && now - s->at_ns < PID_CACHE_NS) {
-		*ret = s;
-		return 0;
-	}
 	snprintf(name, sizeof(name), "%d", (int)pid);
 	piddir = openat(l->procfs_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (piddir < 0 && errno == ENOENT && s->cgroup && s->pid == pid && now - s->at_ns < PID_GONE_NS) {
@@ -416,21 +413,32 @@ static int lookup_pid(struct fanotify_listener *l, pid_t pid, uint64_t now,
 	}
 	if (piddir < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
+	/*
+	 * The credentials are read again at every event, never cached: a process that opens a file
+	 * as root and then drops to a user (sshd's session children, cron, login) must not have its
+	 * later opens judged as root's.
+	 */
+	r = read_creds(l, piddir, &creds);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	if (s->cgroup && s->pid == pid && now - s->at_ns < PID_CACHE_NS) {
+		s->creds = creds; /* this event's, not those of the lookup */
+		*ret = s;
+		return 0;
+	}
 	r = read_file_at(piddir, "cgroup", &buf, &len);
 	if (r < 0)
 		return r == -ENOENT ? -ESRCH : r;
 	cg = fanotify_cgroup_of(buf, l->memory_v1);
 	if (!cg)
 		return -ENOENT;
-	r = read_creds(l, piddir, &s->creds);
-	if (r < 0)
-		return r == -ENOENT ? -ESRCH : r;
 	free(s->cgroup);
 	s->cgroup = strdup(cg);
 	if (!s->cgroup)
 		return -ENOMEM;
 	s->pid = pid;
 	s->at_ns = now;
+	s->creds = creds;
 	*ret = s;
 	return 0;
 }

@@ -58,7 +58,7 @@ cleanup() {
 		wait "$p" 2>/dev/null
 	done
 	[ -n "$mounted" ] && umount "$mnt"
-	for c in "$parent/s" "$parent/t"; do
+	for c in "$parent/s" "$parent/t" "$parent/drop"; do
 		[ -d "$c" ] && rmdir "$c" 2>/dev/null
 	done
 	[ -d "$cg" ] && rmdir "$cg" 2>/dev/null
@@ -190,6 +190,46 @@ wait_for() { # wait_for TENTHS COMMAND...: until COMMAND succeeds, for at most T
 	"$@"
 }
 gt() { [ "${1:-0}" -gt "${2:-0}" ]; }
+
+# Credentials at the time of the open: a process opens a file as root, drops to nobody, then
+# opens a root-owned 0644 file. Judged as nobody (neither its owner nor a writer), the second is
+# not its recent file; root's credentials must not be carried over to it.
+mkdir "$parent/drop"
+head -c 65536 /dev/urandom >"$mnt/first.bin"
+head -c 65536 /dev/urandom >"$mnt/after-drop.bin"
+chmod 0644 "$mnt/first.bin" "$mnt/after-drop.bin"
+events0=$(awk '$1 == "cachestat_fanotify_events_total" { print $2 }' <<<"$(scrape)")
+python3 - "$parent/drop" "$work/dropped" "$mnt/first.bin" "$mnt/after-drop.bin" "$(id -u nobody)" \
+	"$(id -g nobody)" <<'EOF' &
+import os, sys, time
+with open(os.path.join(sys.argv[1], "cgroup.procs"), "w") as f:
+    f.write(str(os.getpid()))
+done = open(sys.argv[2], "w")  # opened as root: written once the second file is read
+mnt = os.open(os.path.dirname(sys.argv[4]), os.O_RDONLY | os.O_DIRECTORY)
+with open(sys.argv[3], "rb") as f:
+    f.read()
+uid, gid = int(sys.argv[5]), int(sys.argv[6])
+os.setgroups([])
+os.setresgid(gid, gid, gid)
+os.setresuid(uid, uid, uid)
+fd = os.open(os.path.basename(sys.argv[4]), os.O_RDONLY, dir_fd=mnt)  # $work is root's alone
+os.read(fd, 1 << 20)
+os.close(fd)
+done.write("1")
+done.close()
+time.sleep(600)
+EOF
+loop_pids+=($!)
+seen_both() { [ -s "$work/dropped" ] &&
+	[ "$(scrape | awk '$1 == "cachestat_fanotify_events_total" { print $2 }')" -ge $((events0 + 2)) ]; }
+wait_for 100 seen_both
+check "the listener read both opens of the process that dropped root" seen_both
+out=$(scrape)
+eq "opened as root: its recent file" \
+	"$(awk -v m="cachestat_file_cached_bytes{cgroup=\"/$name/drop\",path=\"$mnt/first.bin\"}" '$1 == m { print $2 }' <<<"$out")" \
+	"$(fincore -b -n -o RES "$mnt/first.bin")"
+eq "opened after dropping to nobody: not its file (judged with the credentials it had then)" \
+	"$(awk -v m="cachestat_file_cached_bytes{cgroup=\"/$name/drop\",path=\"$mnt/after-drop.bin\"}" '$1 == m { print $2 }' <<<"$out")" ""
 # looper CGROUP DONE COUNT INTERVAL FILE: in the background, COUNT opens of FILE (each read in
 # full, then closed) INTERVAL seconds apart, by a process in CGROUP that then writes how many it
 # made to DONE and stays, holding nothing.
