@@ -175,7 +175,7 @@ void overlay_layers_policy(struct overlay_layers *l, enum overlay_follow redirec
 		l->metacopy = OVERLAY_FOLLOW_UNKNOWN;
 }
 
-/* A boolean parameter of the overlay module ("Y" or "N"), read once. */
+/* A boolean parameter of the overlay module ("Y" or "N"), read again with each mount. */
 static enum overlay_follow module_param(const char *name)
 {
 	char path[96], v[4] = "";

@@ -72,7 +72,7 @@ static void test_layers_new_api(void **state)
 	overlay_layers_done(&l);
 }
 
-/* What the mount's options and the module's defaults let overlayfs follow, as the kernel decides it. */
+/* What the mount's options and the module's defaults let overlayfs follow, as in the kernel. */
 static void test_layers_policy(void **state)
 {
 	static const struct {
