@@ -198,7 +198,7 @@ mkdir "$parent/drop"
 head -c 65536 /dev/urandom >"$mnt/first.bin"
 head -c 65536 /dev/urandom >"$mnt/after-drop.bin"
 chmod 0644 "$mnt/first.bin" "$mnt/after-drop.bin"
-events0=$(awk '$1 == "cachestat_fanotify_events_total" { print $2 }' <<<"$(scrape)")
+events0=$(metric cachestat_fanotify_events_total)
 python3 - "$parent/drop" "$work/dropped" "$mnt/first.bin" "$mnt/after-drop.bin" "$(id -u nobody)" \
 	"$(id -g nobody)" <<'EOF' &
 import os, sys, time
@@ -220,16 +220,14 @@ done.close()
 time.sleep(600)
 EOF
 loop_pids+=($!)
-seen_both() { [ -s "$work/dropped" ] &&
-	[ "$(scrape | awk '$1 == "cachestat_fanotify_events_total" { print $2 }')" -ge $((events0 + 2)) ]; }
+seen_both() { [ -s "$work/dropped" ] && [ "$(metric cachestat_fanotify_events_total)" -ge $((events0 + 2)) ]; }
 wait_for 100 seen_both
 check "the listener read both opens of the process that dropped root" seen_both
-out=$(scrape)
 eq "opened as root: its recent file" \
-	"$(awk -v m="cachestat_file_cached_bytes{cgroup=\"/$name/drop\",path=\"$mnt/first.bin\"}" '$1 == m { print $2 }' <<<"$out")" \
+	"$(metric_of cachestat_file_cached_bytes "/$name/drop" "$mnt/first.bin")" \
 	"$(fincore -b -n -o RES "$mnt/first.bin")"
 eq "opened after dropping to nobody: not its file (judged with the credentials it had then)" \
-	"$(awk -v m="cachestat_file_cached_bytes{cgroup=\"/$name/drop\",path=\"$mnt/after-drop.bin\"}" '$1 == m { print $2 }' <<<"$out")" ""
+	"$(metric_of cachestat_file_cached_bytes "/$name/drop" "$mnt/after-drop.bin")" ""
 # looper CGROUP DONE COUNT INTERVAL FILE: in the background, COUNT opens of FILE (each read in
 # full, then closed) INTERVAL seconds apart, by a process in CGROUP that then writes how many it
 # made to DONE and stays, holding nothing.

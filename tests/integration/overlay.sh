@@ -13,8 +13,8 @@
 # layers are named in the host's namespace) and an overlay mounted inside a private mount
 # namespace (its layers exist only there), and a userxattr mount whose user sets
 # user.overlay.metacopy and .redirect on its own file after opening it, pointing at a secret in
-# a lower layer: the user's file is measured, never the secret. Then the daemon's capabilities: as nobody with the
-# four it keeps, metacopy (trusted.* xattrs unreadable) is skipped, not zero.
+# a lower layer: the user's file is measured, never the secret. Then the daemon's capabilities:
+# as nobody with the four it keeps, metacopy (trusted.* xattrs unreadable) is skipped, not zero.
 # Prints "ok - ..." / "not ok - ..." per check and "N passed, N failed, N skipped" last.
 set -euo pipefail
 
