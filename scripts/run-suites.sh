@@ -27,9 +27,13 @@ run_start=$SECONDS
 mmss() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
 
 prebuild_pid=
-if [ -n "${PREBUILD:-}" ]; then
-	echo "=== background: $PREBUILD (log: $log_dir/prebuild.log)"
-	nice -n 19 bash -c "$PREBUILD" >"$log_dir/prebuild.log" 2>&1 &
+prebuild=${PREBUILD:-}
+# Not passed on: a suite that runs run-suites.sh itself (the harness checks, the mutation baseline) must not
+# start a second background build beside this one.
+unset PREBUILD
+if [ -n "$prebuild" ]; then
+	echo "=== background: $prebuild (log: $log_dir/prebuild.log)"
+	nice -n 19 bash -c "$prebuild" >"$log_dir/prebuild.log" 2>&1 &
 	prebuild_pid=$!
 fi
 

@@ -13,6 +13,15 @@
 set -euo pipefail
 . "$(dirname "$0")/lib-kernel.sh"
 
+# cached VARIANT DIR: the build in DIR is current. Points $KROOT/VARIANT at it (the suites boot that link, and a
+# cache filled by an interrupted run or another variant's may have left the link elsewhere), prints it, exits.
+cached() {
+	log "$1: cached ($2)"
+	ln -sfn "$2" "$KROOT/$1"
+	echo "$2/bzImage"
+	exit 0
+}
+
 # All in a function, so that bash has read the whole script before running any of it:
 # editing build.sh while a build runs must not change what the running build does.
 main() {
@@ -24,9 +33,7 @@ main() {
 	key=$(kernel_cache_key "$variant")
 	out=$KROOT/cache/$variant-$key
 	if [ -s "$out/bzImage" ]; then
-		log "$variant: cached ($out)"
-		echo "$out/bzImage"
-		exit 0
+		cached "$variant" "$out"
 	fi
 
 	mkdir -p "$KROOT/cache" "$KROOT/logs" "$CCACHE_DIR"
@@ -37,9 +44,7 @@ main() {
 	fi
 	# The build we waited for may have been this one.
 	if [ -s "$out/bzImage" ]; then
-		log "$variant: cached ($out)"
-		echo "$out/bzImage"
-		exit 0
+		cached "$variant" "$out"
 	fi
 
 	start=$(date +%s)
