@@ -28,6 +28,8 @@ unit=deploy/systemd/cachestat-exporter.service
 # Debian's Python, whose PyYAML is the one deps.txt installs (not whatever python3 is first in PATH).
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
+# The structural checks, a Python program with tests of its own (deploy/tools/test_deploycheck.py).
+deploycheck=deploy/tools/deploycheck.py
 missing=()
 for tool in yamllint cloud-init systemd-analyze promtool "$py"; do
 	command -v "$tool" >/dev/null || missing+=("$tool")
@@ -102,59 +104,7 @@ else
 	ko "deploy/README.md quotes exposure level ${quoted:-none}, systemd-analyze security measures ${exposure:-nothing}"
 fi
 
-tally "$py" - "$unit" <<'PY'
-import re, sys
-
-CAPS = {"CAP_SYS_PTRACE", "CAP_DAC_READ_SEARCH", "CAP_CHECKPOINT_RESTORE", "CAP_FOWNER"}
-path = sys.argv[1]
-text = open(path).read()
-settings = {}
-for line in text.splitlines():
-    m = re.match(r"^([A-Za-z]+)=(.*)$", line)
-    if m:
-        settings.setdefault(m.group(1), []).append(m.group(2).strip())
-comments = "\n".join(l for l in text.splitlines() if l.lstrip().startswith("#"))
-
-def one(key):
-    return settings.get(key, [""])[-1]
-
-def check(what, problems):
-    print(("FAIL: %s: %s" % (what, "; ".join(problems))) if problems else "PASS: %s" % what)
-
-for key in ("CapabilityBoundingSet", "AmbientCapabilities"):
-    got = set(one(key).split())
-    check("unit %s is exactly %s" % (key, " ".join(sorted(CAPS))),
-          [] if got == CAPS else ["has %s" % " ".join(sorted(got)) or "nothing"])
-check("unit explains each capability in a comment",
-      ["%s not explained" % c for c in sorted(CAPS) if not re.search(r"#\s+%s\s+\S" % c, comments)])
-want = {"ProtectSystem": "strict", "ProtectHome": "read-only", "PrivateTmp": "yes", "NoNewPrivileges": "yes",
-        "DynamicUser": "yes", "PrivateDevices": "yes", "ProtectKernelTunables": "yes",
-        "ProtectControlGroups": "yes", "RestrictNamespaces": "yes", "MemoryDenyWriteExecute": "yes",
-        "RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX", "SystemCallArchitectures": "native"}
-check("unit hardening settings", ["%s=%s, want %s" % (k, one(k), v) for k, v in want.items() if one(k) != v])
-problems = []
-for key in ("PrivateUsers", "ProtectProc", "ProcSubset"):
-    if key in settings:
-        problems.append("%s would hide other users' processes or void the capabilities" % key)
-check("unit sets nothing that blinds the exporter", problems)
-filters = settings.get("SystemCallFilter", [])
-# The first SystemCallFilter= sets the mode: after a deny list, lines without "~" only take
-# syscalls back out of it; after an allow list, every line without "~" is part of the allow list.
-allow = [f for f in filters if not f.startswith("~")] if filters and not filters[0].startswith("~") else []
-problems = ["allow list %r without cachestat: syscall 451 would fail with ENOSYS" % f
-            for f in allow if "cachestat" not in f.split()]
-if not filters:
-    problems.append("no SystemCallFilter")
-for f in filters:
-    if f.startswith("~") and re.search(r"(^|[\s~])(cachestat|@default|@basic-io|@file-system|@network-io|@io-event)(\s|$)", f):
-        problems.append("deny list %r takes away what the exporter needs" % f)
-check("unit system call filter keeps cachestat (syscall 451) allowed", problems)
-check("unit has memory and task limits",
-      [k for k in ("MemoryMax", "TasksMax") if not one(k)])
-check("unit runs /usr/bin/cachestat_exporter with $ARGS and reloads with SIGHUP",
-      ([] if re.fullmatch(r"/usr/bin/cachestat_exporter \$ARGS", one("ExecStart")) else ["ExecStart=%s" % one("ExecStart")])
-      + ([] if re.search(r"kill -HUP \$MAINPID", one("ExecReload")) else ["ExecReload=%s" % one("ExecReload")]))
-PY
+tally "$py" "$deploycheck" unit "$unit"
 
 # A broken unit must be caught: verify reports a bad setting, the structural check a bad capability.
 sed 's/^ProtectHome=read-only/ProtectHome=sometimes/' "$tmp/unit/cachestat-exporter.service" >"$tmp/unit/broken.service"
@@ -193,25 +143,8 @@ elif ! command -v objdump >/dev/null; then
 	skipped "runtime libraries: objdump missing (package binutils)"
 else
 	runtime=$(runtime_packages)
-	tally "$py" - "$runtime" deploy/README.md deploy/cloud-init/user-data.yaml deploy/kubernetes/daemonset.yaml <<'PY'
-import re, sys
-want = sys.argv[1].split()
-print(("FAIL: runtime libraries: cannot tell the package of %s" % " ".join(w[1:] for w in want if w.startswith("?")))
-      if any(w.startswith("?") for w in want) else "PASS: runtime libraries of the binary: %s" % " ".join(want))
-for path in sys.argv[2:]:
-    lists = []
-    for n, line in enumerate(open(path, encoding="utf-8"), 1):
-        got = set(re.findall(r"\b(lib[a-z0-9][a-z0-9.+-]*[0-9]|zlib1g)\b", line)) - {"libc6"}
-        if got & set(want):
-            lists.append((n, got))
-    problems = ["line %d lacks %s" % (n, " ".join(w for w in want if w not in got)) for n, got in lists if set(want) - got]
-    problems += ["line %d names %s, which the binary does not need" % (n, " ".join(sorted(got - set(want))))
-                 for n, got in lists if got - set(want)]
-    if not lists:
-        problems.append("no list of the runtime packages")
-    print(("FAIL: runtime libraries listed in %s: %s" % (path, "; ".join(problems))) if problems
-          else "PASS: runtime libraries listed in %s (%d place%s) are the binary's" % (path, len(lists), "s"[:len(lists) > 1]))
-PY
+	tally "$py" "$deploycheck" runtime-libs "$runtime" deploy/README.md deploy/cloud-init/user-data.yaml \
+		deploy/kubernetes/base/daemonset.yaml
 fi
 
 # --- The unit's capabilities, on this machine's kernel -----------------------------------------
@@ -334,17 +267,17 @@ fi
 # --- Kubernetes: the PrometheusRule is generated from dashboards/rules ----------------------------
 gen=deploy/tools/gen-prometheusrule.py
 if "$py" "$gen" >"$tmp/prometheusrule.yaml" 2>"$tmp/out" &&
-	diff -u deploy/kubernetes/prometheusrule.yaml "$tmp/prometheusrule.yaml" >"$tmp/out" 2>&1; then
+	diff -u deploy/kubernetes/base/prometheusrule.yaml "$tmp/prometheusrule.yaml" >"$tmp/out" 2>&1; then
 	ok "kubernetes: prometheusrule.yaml is what $gen makes of dashboards/rules"
 else
-	ko "kubernetes: prometheusrule.yaml differs from dashboards/rules: run $gen >deploy/kubernetes/prometheusrule.yaml"
+	ko "kubernetes: prometheusrule.yaml differs from dashboards/rules: run $gen >deploy/kubernetes/base/prometheusrule.yaml"
 fi
 # ... and the comparison can fail: a rule file whose first group is renamed must not match.
 mkdir -p "$tmp/rules"
 cp dashboards/rules/*.yml "$tmp/rules/"
 sed -i '0,/- name: /s/- name: \(.*\)/- name: \1-renamed/' "$tmp/rules/$(ls "$tmp/rules" | head -n 1)"
 reject "kubernetes: the comparison notices a changed rule file" \
-	sh -c '"$1" "$2" --rules-dir "$3" | diff -q deploy/kubernetes/prometheusrule.yaml -' sh "$py" "$gen" "$tmp/rules"
+	sh -c '"$1" "$2" --rules-dir "$3" | diff -q deploy/kubernetes/base/prometheusrule.yaml -' sh "$py" "$gen" "$tmp/rules"
 
 # --- Seccomp profile for container runtimes ------------------------------------------------------
 # deploy/seccomp/cachestat-exporter.json: valid, an allow list, cachestat allowed unconditionally, every
@@ -366,7 +299,7 @@ tally "$py" deploy/seccomp/check-profile.py --fanotify "$fa_profile"
 reject "seccomp: the fanotify check refuses the base profile (no open_by_handle_at)" \
 	"$py" deploy/seccomp/check-profile.py --fanotify "$profile"
 check "seccomp: the fanotify overlay of the DaemonSet uses $fa_profile" \
-	grep -q "value: ${fa_profile##*/}\$" deploy/kubernetes/fanotify/kustomization.yaml
+	grep -q "value: ${fa_profile##*/}\$" deploy/kubernetes/components/fanotify/kustomization.yaml
 runtime_default=/usr/share/containers/seccomp.json
 for variant in "" --fanotify; do
 	p=$profile
@@ -380,6 +313,49 @@ for variant in "" --fanotify; do
 		ko "seccomp: $p is not what deploy/seccomp/gen-profile.py $variant makes of $runtime_default: regenerate it"
 	fi
 done
+
+# --- Kubernetes: every variant rendered by kubectl kustomize ---------------------------------------
+# The base and one variant per component (deploy/kubernetes/variants/), rendered as an operator's
+# `kubectl apply -k` would; every later check reads these renders, not the source files.
+mkdir -p "$tmp/render"
+renders=()
+if ! command -v kubectl >/dev/null; then
+	: >"$tmp/out"
+	ko "kubectl kustomize: kubectl is needed (deploy/deps.txt)"
+else
+	for dir in deploy/kubernetes/base deploy/kubernetes/variants/*/; do
+		dir=${dir%/}
+		name=${dir##*/}
+		if kubectl kustomize "$dir" >"$tmp/render/$name.yaml" 2>"$tmp/out"; then
+			renders+=("$name=$tmp/render/$name.yaml")
+			ok "kubectl kustomize $dir ($(grep -c '^kind:' "$tmp/render/$name.yaml") objects)"
+		else
+			ko "kubectl kustomize $dir"
+		fi
+	done
+	# Every component together with the others: a kustomization of an operator's own.
+	mkdir -p "$tmp/all"
+	cp -r deploy/kubernetes "$tmp/all/"
+	mkdir -p "$tmp/all/kubernetes/variants/all"
+	{
+		printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../base\ncomponents:\n'
+		for c in deploy/kubernetes/components/*/; do c=${c%/}; printf '  - ../../components/%s\n' "${c##*/}"; done
+	} >"$tmp/all/kubernetes/variants/all/kustomization.yaml"
+	run "kubectl kustomize: the base with every component at once" kubectl kustomize "$tmp/all/kubernetes/variants/all"
+	# Broken copies: an overlay inside its own base (a cycle) and a patch of a field that is not there.
+	mkdir -p "$tmp/broken"
+	cp -r deploy/kubernetes "$tmp/broken/"
+	mkdir -p "$tmp/broken/kubernetes/base/nested"
+	printf 'resources:\n  - ..\n' >"$tmp/broken/kubernetes/base/nested/kustomization.yaml"
+	reject "kubectl kustomize refuses an overlay inside its own base (cycle)" kubectl kustomize "$tmp/broken/kubernetes/base/nested"
+	sed -i 's#/securityContext/seccompProfile/localhostProfile#/securityContext/seccompProfil/localhostProfile#' \
+		"$tmp/broken/kubernetes/components/fanotify/kustomization.yaml"
+	reject "kubectl kustomize refuses a component patching a field the base lacks" \
+		kubectl kustomize "$tmp/broken/kubernetes/variants/fanotify"
+fi
+
+# The structural checks' own tests: each check fails on a broken object.
+run "deploy/tools/test_deploycheck.py" "$py" -m unittest -q deploy/tools/test_deploycheck.py
 
 # --- Kubernetes: every manifest against the real schemas -----------------------------------------
 # Kubernetes' OpenAPI models and the Prometheus Operator's CRDs, from npm at the versions pinned in
@@ -403,41 +379,15 @@ else
 	ok "kubernetes schemas: $(cd "$schemas" && node -p 'const v = (p) => require(p + "/package.json").version;
 		"kubernetes-models " + v("kubernetes-models") + ", @kubernetes-models/prometheus-operator " +
 		v("@kubernetes-models/prometheus-operator")' 2>&1) in $schemas"
-	# The manifests as JSON: one entry per document. kustomization.yaml is no API object.
-	"$py" - >"$tmp/manifests.json" <<'PY'
-import glob, json, yaml
-out = []
-for path in sorted(glob.glob("deploy/kubernetes/**/*.yaml", recursive=True)):
-    if path.endswith("/kustomization.yaml"):
-        continue
-    for doc in yaml.safe_load_all(open(path, encoding="utf-8")):
-        if doc:
-            out.append({"file": path, "doc": doc})
-# The fanotify overlay: its JSON patches (op "add" only) applied to the base DaemonSet.
-import copy
-over = yaml.safe_load(open("deploy/kubernetes/fanotify/kustomization.yaml", encoding="utf-8"))
-for entry in over["patches"]:
-    ds = copy.deepcopy(next(o["doc"] for o in out if o["doc"].get("kind") == entry["target"]["kind"]))
-    for op in yaml.safe_load(entry["patch"]):
-        assert op["op"] == "add", op
-        *parents, last = op["path"].strip("/").split("/")
-        node = ds
-        for key in parents:
-            node = node[int(key)] if isinstance(node, list) else node[key]
-        if last == "-":
-            node.append(op["value"])
-        else:
-            node[last] = op["value"]
-    out.append({"file": "deploy/kubernetes/fanotify (the base DaemonSet patched)", "doc": ds})
-print(json.dumps(out))
-PY
+	# Every object of every variant, as kubectl kustomize renders it.
+	"$py" "$deploycheck" manifests-json "${renders[@]}" >"$tmp/manifests.json"
 	NODE_PATH=$schemas/node_modules tally node deploy/tools/schemas/validate.js <"$tmp/manifests.json"
 	NODE_PATH=$schemas/node_modules tally node deploy/tools/schemas/validate.js --broken <"$tmp/manifests.json"
 fi
 
 # --- Kubernetes: the ConfigMap's --config.file loads ----------------------------------------------
 "$py" -c 'import sys, yaml; sys.stdout.write(yaml.safe_load(open(sys.argv[1]))["data"]["config.json"])' \
-	deploy/kubernetes/configmap.yaml >"$tmp/config.json" 2>"$tmp/out"
+	deploy/kubernetes/base/configmap.yaml >"$tmp/config.json" 2>"$tmp/out"
 if [ "$exe" = /bin/true ]; then
 	run "kubernetes: the ConfigMap's config.json is JSON (the exporter is not built to load it)" \
 		"$py" -m json.tool "$tmp/config.json"
@@ -454,208 +404,7 @@ else
 fi
 
 # --- Kubernetes and agreement between the parts --------------------------------------------------
-tally "$py" - "$unit" <<'PY'
-import glob, os, re, sys
-import yaml
-
-unit = open(sys.argv[1]).read()
-caps = set(re.search(r"^CapabilityBoundingSet=(.*)$", unit, re.M).group(1).split())
-
-def check(what, problems):
-    print(("FAIL: %s: %s" % (what, "; ".join(problems))) if problems else "PASS: %s" % what)
-
-docs = {}
-for path in sorted(glob.glob("deploy/kubernetes/*.yaml")):
-    for doc in yaml.safe_load_all(open(path)):
-        if doc:
-            docs.setdefault(doc.get("kind"), []).append((path, doc))
-
-def get(kind):
-    items = docs.get(kind) or [(None, {})]
-    return items[0][1]
-
-ds, svc, sa = get("DaemonSet"), get("Service"), get("ServiceAccount")
-pod = ds.get("spec", {}).get("template", {})
-spec = pod.get("spec", {})
-containers = spec.get("containers") or [{}]
-c = containers[0]
-sc = c.get("securityContext") or {}
-capctx = sc.get("capabilities") or {}
-
-KINDS = ("Namespace", "PriorityClass", "ServiceAccount", "ConfigMap", "DaemonSet", "Service", "PodMonitor",
-         "PrometheusRule")
-check("kubernetes: %s present" % ", ".join(KINDS), [k for k in KINDS if k not in docs])
-check("kubernetes: DaemonSet shares the host PID namespace", [] if spec.get("hostPID") is True else ["hostPID is not true"])
-check("kubernetes: capabilities drop ALL and add exactly the unit's",
-      ([] if capctx.get("drop") == ["ALL"] else ["drop is %r" % capctx.get("drop")])
-      + ([] if set("CAP_" + x for x in capctx.get("add") or []) == caps
-         else ["add is %r, the unit has %s" % (capctx.get("add"), " ".join(sorted(caps)))]))
-seccomp = sc.get("seccompProfile") or {}
-check("kubernetes: seccompProfile Localhost, a profile of deploy/seccomp (it allows cachestat)",
-      [] if seccomp.get("type") == "Localhost"
-      and os.path.isfile(os.path.join("deploy/seccomp", seccomp.get("localhostProfile") or "-"))
-      else ["seccompProfile is %r" % seccomp])
-check("kubernetes: read-only root filesystem, no privilege escalation, not privileged",
-      [k for k, v in (("readOnlyRootFilesystem", True), ("allowPrivilegeEscalation", False), ("privileged", False))
-       if sc.get(k) is not v])
-res = c.get("resources") or {}
-check("kubernetes: container has resource requests and limits",
-      [k for k in ("requests", "limits") if not (res.get(k) or {}).get("memory")])
-
-problems = []
-cg_arg = next((a.split("=", 1)[1] for a in c.get("args", []) if a.startswith("--path.cgroupfs=")), None)
-mounts = {m.get("mountPath"): m for m in c.get("volumeMounts", [])}
-vols = {v.get("name"): v for v in spec.get("volumes", [])}
-m = mounts.get(cg_arg)
-if not cg_arg:
-    problems.append("no --path.cgroupfs argument")
-elif not m:
-    problems.append("nothing mounted at --path.cgroupfs=%s" % cg_arg)
-else:
-    if m.get("readOnly") is not True:
-        problems.append("cgroup mount is not readOnly")
-    hp = (vols.get(m.get("name")) or {}).get("hostPath", {}).get("path")
-    if hp != "/sys/fs/cgroup":
-        problems.append("cgroup volume is hostPath %r" % hp)
-check("kubernetes: the node's /sys/fs/cgroup mounted read-only at --path.cgroupfs", problems)
-
-problems = []
-labels = pod.get("metadata", {}).get("labels", {})
-sel = svc.get("spec", {}).get("selector", {})
-if not sel or any(labels.get(k) != v for k, v in sel.items()):
-    problems.append("Service selector %r does not match the pod labels %r" % (sel, labels))
-ports = {p.get("name"): p for p in c.get("ports", [])}
-for p in svc.get("spec", {}).get("ports", []):
-    if p.get("targetPort") not in ports and p.get("targetPort") not in [q.get("containerPort") for q in ports.values()]:
-        problems.append("Service targetPort %r is no container port" % p.get("targetPort"))
-if (ports.get("metrics") or {}).get("containerPort") != 9451:
-    problems.append("container port 'metrics' is not 9451")
-ann = svc.get("metadata", {}).get("annotations", {})
-if ann.get("prometheus.io/scrape") != "true" or ann.get("prometheus.io/port") != "9451":
-    problems.append("Service lacks prometheus.io/scrape and port annotations")
-check("kubernetes: Service selects the DaemonSet's pods on port 9451, annotated for Prometheus", problems)
-
-problems = []
-if spec.get("serviceAccountName") != sa.get("metadata", {}).get("name"):
-    problems.append("serviceAccountName %r is not the ServiceAccount" % spec.get("serviceAccountName"))
-if sa.get("automountServiceAccountToken") is not False or spec.get("automountServiceAccountToken") is not False:
-    problems.append("service account token is mounted")
-namespaces = {d.get("metadata", {}).get("namespace") for k, items in docs.items() if k != "Namespace"
-              for _, d in items if k != "Kustomization"}
-namespaces.discard(None)
-if len(namespaces) != 1:
-    problems.append("objects spread over namespaces %r" % sorted(namespaces))
-check("kubernetes: own token-less ServiceAccount, one namespace", problems)
-
-# Pod Security admission: hostPID, hostPath volumes and capabilities beyond the baseline list
-# (SYS_PTRACE, DAC_READ_SEARCH, CHECKPOINT_RESTORE) are allowed by the "privileged" level only.
-ns = get("Namespace")
-ns_labels = ns.get("metadata", {}).get("labels") or {}
-problems = []
-if ns.get("metadata", {}).get("name") not in namespaces:
-    problems.append("Namespace %r is not the objects' %r" % (ns.get("metadata", {}).get("name"), sorted(namespaces)))
-if ns_labels.get("pod-security.kubernetes.io/enforce") != "privileged":
-    problems.append("pod-security.kubernetes.io/enforce is %r" % ns_labels.get("pod-security.kubernetes.io/enforce"))
-check("kubernetes: the namespace's Pod Security level is privileged (hostPID, hostPath, capabilities)", problems)
-
-classes = [d.get("metadata", {}).get("name") for _, d in docs.get("PriorityClass", [])]
-pc = spec.get("priorityClassName")
-check("kubernetes: the pod's priorityClassName is defined (%s)" % pc,
-      [] if pc and (pc in classes or pc in ("system-node-critical", "system-cluster-critical"))
-      else ["priorityClassName %r, PriorityClasses here: %r" % (pc, classes)])
-check("kubernetes: the pod runs on Linux nodes only (nodeSelector kubernetes.io/os: linux)",
-      [] if (spec.get("nodeSelector") or {}).get("kubernetes.io/os") == "linux"
-      else ["nodeSelector is %r" % spec.get("nodeSelector")])
-
-# Probes: with basic auth (--web.config.file) every path answers 401, which fails an httpGet probe.
-problems = []
-for probe in ("livenessProbe", "readinessProbe"):
-    pr = c.get(probe)
-    if not pr:
-        problems.append("no %s" % probe)
-    elif set(pr) & {"httpGet", "grpc", "exec"} or (pr.get("tcpSocket") or {}).get("port") not in ("metrics", 9451):
-        problems.append("%s is not a tcpSocket probe of the metrics port: %r" % (probe, pr))
-check("kubernetes: liveness and readiness probes that pass with basic auth on (tcpSocket on the metrics port)",
-      problems)
-
-problems = []
-cfg = next((a.split("=", 1)[1] for a in c.get("args", []) if a.startswith("--config.file=")), None)
-cms = {d.get("metadata", {}).get("name"): d for _, d in docs.get("ConfigMap", [])}
-if not cfg:
-    problems.append("no --config.file argument")
-else:
-    m = mounts.get(os.path.dirname(cfg))
-    cm_name = ((vols.get((m or {}).get("name")) or {}).get("configMap") or {}).get("name")
-    if not m:
-        problems.append("nothing mounted at %s" % os.path.dirname(cfg))
-    elif m.get("subPath"):
-        problems.append("a subPath mount never sees an edited ConfigMap")
-    elif cm_name not in cms:
-        problems.append("the volume at %s is not one of the ConfigMaps %r" % (os.path.dirname(cfg), sorted(cms)))
-    elif os.path.basename(cfg) not in (cms[cm_name].get("data") or {}):
-        problems.append("ConfigMap %s has no key %s" % (cm_name, os.path.basename(cfg)))
-check("kubernetes: --config.file is a key of the ConfigMap, mounted as a directory", problems)
-
-pm = get("PodMonitor").get("spec", {})
-problems = []
-msel = (pm.get("selector") or {}).get("matchLabels") or {}
-if not msel or any(labels.get(k) != v for k, v in msel.items()):
-    problems.append("selector %r does not match the pod labels %r" % (msel, labels))
-eps = pm.get("podMetricsEndpoints") or []
-if not eps or any(e.get("port") not in ports for e in eps):
-    problems.append("endpoints %r are not the container's named ports %r" % ([e.get("port") for e in eps], sorted(ports)))
-job = labels.get(pm.get("jobLabel") or "", "")
-if not job.startswith("cachestat"):
-    problems.append("job label from pod label %r is %r, the alerts match job=~\"cachestat.*\"" % (pm.get("jobLabel"), job))
-for e in eps:
-    drops = [r.get("regex", "") for r in e.get("relabelings") or [] if r.get("action", "").lower() == "labeldrop"]
-    for target in ("namespace", "pod", "container"):
-        if not any(re.fullmatch(rx, target) for rx in drops):
-            problems.append("target label %r is kept: it would read as the cgroup's %s" % (target, target))
-check("kubernetes: PodMonitor scrapes the DaemonSet's pods as job cachestat*, without the exporter's own pod labels",
-      problems)
-
-kust = yaml.safe_load(open("deploy/kubernetes/kustomization.yaml")) if os.path.exists("deploy/kubernetes/kustomization.yaml") else {}
-listed = set(kust.get("resources") or [])
-files = {os.path.basename(p) for p in glob.glob("deploy/kubernetes/*.yaml")} - {"kustomization.yaml"}
-check("kubernetes: kustomization.yaml lists every manifest",
-      ["%s not listed" % f for f in sorted(files - listed)] + ["%s listed, missing" % f for f in sorted(listed - files)])
-
-# Prometheus fragment for clusters.
-ks = yaml.safe_load(open("deploy/prometheus/kubernetes-scrape.yml"))
-problems = []
-for job in ks.get("scrape_configs", []):
-    if not job.get("job_name", "").startswith("cachestat"):
-        problems.append("job %r does not start with cachestat (the alerts match job=~\"cachestat.*\")" % job.get("job_name"))
-    text = yaml.safe_dump(job)
-    if svc.get("metadata", {}).get("name") not in text:
-        problems.append("job %r does not keep the Service %r" % (job.get("job_name"), svc.get("metadata", {}).get("name")))
-    sd_ns = [n for sd in job.get("kubernetes_sd_configs", []) for n in (sd.get("namespaces") or {}).get("names", [])]
-    if sd_ns and not set(sd_ns) & namespaces:
-        problems.append("discovers namespaces %r, the manifests use %r" % (sd_ns, sorted(namespaces)))
-check("prometheus: kubernetes-scrape.yml finds the Service of deploy/kubernetes", problems)
-
-prom = yaml.safe_load(open("deploy/prometheus/prometheus.yml"))
-jobs = [j.get("job_name") for j in prom.get("scrape_configs", [])
-        if any("9451" in t for sc in j.get("static_configs", []) for t in sc.get("targets", []))]
-check("prometheus: the :9451 job of prometheus.yml is named cachestat*",
-      [] if jobs and all(j.startswith("cachestat") for j in jobs) else ["jobs scraping :9451: %r" % jobs])
-
-# The operator's user-data installs what the unit and prometheus.yml expect.
-exec_path = re.search(r"^ExecStart=(\S+)", unit, re.M).group(1)
-rule_dirs = [os.path.dirname(r) for r in prom.get("rule_files", [])]
-for path in sorted(glob.glob("deploy/cloud-init/*.yaml")):
-    text = open(path).read()
-    if "cachestat_exporter" not in text:
-        continue
-    problems = []
-    if not re.search(r"(^|[\s\"'])%s([\s\"']|$)" % re.escape(exec_path), text, re.M):
-        problems.append("it does not install the binary at %s, the unit's ExecStart" % exec_path)
-    for d in rule_dirs:
-        full = d if d.startswith("/") else os.path.join("/etc/prometheus", d)
-        if "rules" in text and full not in text:
-            problems.append("it does not install rules into %s (prometheus.yml's rule_files)" % full)
-    check("cloud-init: %s installs what the unit and prometheus.yml expect" % path, problems)
-PY
+tally "$py" "$deploycheck" kubernetes --unit "$unit" --base-dir deploy/kubernetes/base "${renders[@]}"
+tally "$py" "$deploycheck" agreement --unit "$unit" --rendered "$tmp/render/base.yaml"
 
 finish

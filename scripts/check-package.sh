@@ -95,7 +95,7 @@ else
 fi
 
 # --- the image's name ----------------------------------------------------------------------
-image=$(sed -n 's/^ *image: *//p' deploy/kubernetes/daemonset.yaml)
+image=$(sed -n 's/^ *image: *//p' deploy/kubernetes/base/daemonset.yaml)
 eq "the DaemonSet runs the image of make image, tagged with the newest release" "$image" \
 	"localhost/cachestat-exporter:$md"
 

@@ -9,7 +9,7 @@
    process_madvise (CAP_SYS_PTRACE: the latter pages out other processes' memory). The systemd
    unit denies them too. Grants tied to capabilities the exporter never holds stay as they are.
 Nothing else changes. With --fanotify, the profile of the fanotify variant
-(deploy/kubernetes/fanotify): open_by_handle_at stays allowed to CAP_DAC_READ_SEARCH, as the
+(deploy/kubernetes/components/fanotify): open_by_handle_at stays allowed to CAP_DAC_READ_SEARCH, as the
 collector opens the files of its events by handle (read-only, under the exporter's own filter).
 
 Default profiles that predate Linux 6.5 (Debian bookworm's containers-common 0.50.1, which podman

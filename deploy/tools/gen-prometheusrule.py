@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""Writes the PrometheusRule of deploy/kubernetes/ from the rule files of dashboards/rules/.
+"""Writes the PrometheusRule of deploy/kubernetes/base/ from the rule files of dashboards/rules/.
 
 The rule files stay the one source of the rules: this prints them, every group of every file
 in name order, as one PrometheusRule for the Prometheus Operator. deploy/check.sh fails when
-deploy/kubernetes/prometheusrule.yaml is not what this prints. After editing a rule file:
+deploy/kubernetes/base/prometheusrule.yaml is not what this prints. After editing a rule file:
 
-    deploy/tools/gen-prometheusrule.py > deploy/kubernetes/prometheusrule.yaml
+    deploy/tools/gen-prometheusrule.py > deploy/kubernetes/base/prometheusrule.yaml
 
 Only the Python standard library and PyYAML are used.
 """

@@ -420,7 +420,7 @@ owned_by_package() {
 }
 
 # Case 12: the OCI image of `make image` (the bundle's oci-archive), loaded with podman and run as the DaemonSet
-# runs the exporter (deploy/kubernetes/daemonset.yaml: host PID namespace, the node's cgroup tree read-only at
+# runs the exporter (deploy/kubernetes/base/daemonset.yaml: host PID namespace, the node's cgroup tree read-only at
 # /host/sys/fs/cgroup, its arguments, uid 0 with only its four capabilities, no privilege escalation, a
 # read-only root, the seccomp profile of deploy/seccomp), with --network=host on :9452, scraped by Prometheus
 # as job "oci-image" (build-seed.sh). It must find cachestat and report a held file's cgroup as fincore and

@@ -87,6 +87,8 @@ const BREAK = {
   ServiceMonitor: (d) => (d.spec.endpoints[0].interval = "15 seconds"),
   PodMonitor: (d) => (d.spec.podMetricsEndpoints[0].interval = "15 seconds"),
   PrometheusRule: (d) => delete d.spec.groups[0].rules[0].expr,
+  Role: (d) => (d.rules[0].verbs = "get"),
+  RoleBinding: (d) => delete d.roleRef.name,
 };
 
 // An unknown field next to a known one, as a typo makes it.
