@@ -430,14 +430,17 @@ def cmd_rules(args):
         if not rule.get("for"):
             problems.append("%s: no for:" % name)
     report.check("every alert has severity, summary, description and for", problems)
-    # runbook_url: the path of the alert's page from the repository's root, and the page exists.
+    # runbook_url: absolute, BASE/ALERT.md with the one base of runbook-base.txt, and the page exists.
     top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    problems = []
+    base = runbook_base(args.runbook_base)
+    problems = [] if re.fullmatch(r"https?://[^/\s]+(/\S*)?", base) else ["base %r is not an absolute URL" % base]
     for name, rule in alerts.items():
         url = (rule.get("annotations") or {}).get("runbook_url", "")
-        if url != "docs/runbooks/%s.md" % name or not os.path.isfile(os.path.join(top, url)):
-            problems.append("%s: runbook_url %r is not an existing docs/runbooks/%s.md" % (name, url, name))
-    report.check("every alert has a runbook_url to its page in docs/runbooks/", problems)
+        if url != "%s/%s.md" % (base, name):
+            problems.append("%s: runbook_url %r is not %s/%s.md" % (name, url, base, name))
+        if not os.path.isfile(os.path.join(top, "docs", "runbooks", name + ".md")):
+            problems.append("%s: no docs/runbooks/%s.md" % (name, name))
+    report.check("every alert's runbook_url is %s/ALERT.md, a page of docs/runbooks/" % base, problems)
     # A job selector: in the expression, or in every recording rule it reads.
     recs = {r["record"]: r.get("expr", "") for path in args.rule_files
             for g in (load_yaml(path) or {}).get("groups", []) for r in g.get("rules", [])
@@ -585,6 +588,38 @@ def cmd_filtertest(args):
     return 0
 
 
+RUNBOOK_BASE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "runbook-base.txt")
+RUNBOOK_LINE = re.compile(r"^(\s*runbook_url:\s*).*$", re.M)
+
+
+def runbook_base(path=RUNBOOK_BASE):
+    with open(path, encoding="utf-8") as f:
+        return f.read().strip().rstrip("/")
+
+
+def cmd_runbooks(args):
+    """Sets every alert's runbook_url to BASE/ALERT.md (BASE from runbook-base.txt, or --base,
+    which is then written there): a text edit of the runbook_url lines, the rest kept as it is."""
+    if args.base:
+        with open(args.runbook_base, "w", encoding="utf-8") as f:
+            f.write(args.base.rstrip("/") + "\n")
+    base = runbook_base(args.runbook_base)
+    for path in args.rule_files:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        alert = None
+        for i, line in enumerate(lines):
+            m = re.match(r"^\s*- alert:\s*(\S+)", line)
+            if m:
+                alert = m.group(1)
+            m = RUNBOOK_LINE.match(line)
+            if m and alert:
+                lines[i] = "%s%s/%s.md" % (m.group(1), base, alert)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines))
+    return 0
+
+
 def cmd_alerts(args):
     for path in args.rule_files:
         for group in (load_yaml(path) or {}).get("groups", []):
@@ -624,6 +659,7 @@ def main():
     p = sub.add_parser("rules", help="check rule files and their unit tests")
     p.add_argument("--rule-files", nargs="+", required=True)
     p.add_argument("--tests", nargs="+", required=True)
+    p.add_argument("--runbook-base", default=RUNBOOK_BASE, help="the file of the runbooks' base URL")
     p.set_defaults(func=cmd_rules)
 
     p = sub.add_parser("mutate", help="write a copy of the dashboard broken one way")
@@ -644,6 +680,12 @@ def main():
     p.add_argument("--rules", default=os.path.join(here, "..", "rules", "cachestat.identity.yml"))
     p.add_argument("output")
     p.set_defaults(func=cmd_filtertest)
+
+    p = sub.add_parser("runbooks", help="set every alert's runbook_url to BASE/ALERT.md")
+    p.add_argument("--base", help="a new base URL, written to runbook-base.txt")
+    p.add_argument("--runbook-base", default=RUNBOOK_BASE, help="the file of the base (default %(default)s)")
+    p.add_argument("rule_files", nargs="+")
+    p.set_defaults(func=cmd_runbooks)
 
     p = sub.add_parser("alerts", help="list alert names and their files")
     p.add_argument("rule_files", nargs="+")
