@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # make mutate: applies each mutation of scripts/mutations.txt, one at a time, to a scratch copy of
-# exporter/, tests/ and scripts/, runs the tests that cover it and expects them to fail.
+# exporter/, tests/, scripts/, dashboards/, deploy/ and docs/, runs the tests that cover it and expects them to fail.
 # A mutation the tests do not catch (it survives) is a failure: a test is missing. So is a
 # mutation whose original text is not in the file exactly once: the list must not rot silently.
 #
@@ -32,7 +32,7 @@ make -s -C "$top/exporter" "${all_tests[@]/#/build/asan/}" >/dev/null || {
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/cse-mutate.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 # The copy keeps the mtimes, and so the unit tests already built under exporter/build.
-cp -a "$top/exporter" "$top/tests" "$top/scripts" "$scratch/"
+cp -a "$top/exporter" "$top/tests" "$top/scripts" "$top/dashboards" "$top/deploy" "$top/docs" "$scratch/"
 rm -f "$scratch/exporter/cachestat_exporter"
 
 unit() { # unit TEST...: builds and runs the unit test binaries; fails on the first that fails
