@@ -86,6 +86,7 @@ struct http_server {
 	unsigned max_requests;
 	atomic_uint in_flight;
 	atomic_uint_fast64_t requests[SELFMETRICS_N_CODES];
+	atomic_bool ready; /* a scan has ended: /-/ready answers 200 from then on */
 
 	unsigned per_ip_limit;
 	pthread_mutex_t ip_lock;
@@ -332,12 +333,12 @@ static bool reload_if_changed(struct http_server *s)
 	/* What failed is not tried again until it changes: keep the ids of this check. */
 	r = web_load(s->web_config_file, &st, loaded, &n_loaded, &err);
 	if (r == 0 && (st->wc && st->wc->tls) != s->tls) {
-		log_warn("web config %s: switching TLS %s needs a restart; keeping the running config",
-			 s->web_config_file, s->tls ? "off" : "on");
+		log_warn("switching TLS on or off needs a restart; keeping the running web config"
+			 "\tfile=%s\ttls=%s", s->web_config_file, s->tls ? "off" : "on");
 		state_put(st);
 		st = NULL;
 	} else if (r < 0) {
-		log_warn("web config reload failed, keeping the running config: %s",
+		log_warn("web config reload failed, keeping the running config\terr=%s",
 			 err ? err : strerror(-r));
 	}
 	pthread_mutex_lock(&s->lock);
@@ -354,8 +355,8 @@ static bool reload_if_changed(struct http_server *s)
 	pthread_mutex_unlock(&s->lock);
 	if (st) {
 		state_put(old);
-		log_info("web config reloaded from %s (%s, %zu basic auth users)", s->web_config_file,
-			 s->tls ? "TLS" : "plain HTTP", st->wc ? st->wc->n_users : 0);
+		log_info("web config reloaded\tfile=%s\ttls=%s\tbasic_auth_users=%zu",
+			 s->web_config_file, s->tls ? "true" : "false", st->wc ? st->wc->n_users : 0);
 	}
 	return st != NULL;
 }
@@ -737,6 +738,9 @@ static int self_tail(struct http_server *s, const struct sched_body *b, bool gz,
 	int r;
 
 	s->src.counters(s->src.impl, &m.scans_stuck_total, &m.http_restarts_total);
+	/* this process's own repeats, and the scanner process's when it is another one */
+	m.log_repeats_total = log_repeats_suppressed() +
+			      (s->src.log_repeats ? s->src.log_repeats(s->src.impl) : 0);
 	for (unsigned i = 0; i < SELFMETRICS_N_CODES; i++)
 		m.requests[i] = atomic_load(&s->requests[i]);
 	f = open_memstream(&text, &len);
@@ -794,6 +798,7 @@ struct request {
 	struct sched_waiter w;
 	bool counted; /* in in_flight until request_completed() */
 	bool waiting; /* suspended for a scan; the body is to be taken */
+	bool readiness; /* /-/ready: answers whether a scan has ended, not with the body */
 };
 
 static void request_wake(void *userdata)
@@ -820,11 +825,22 @@ static enum MHD_Result scrape_answer(struct http_server *s, struct request *req,
 	bool stale = false;
 	int r;
 
+	static struct log_repeat scan_problem;
+
 	r = s->src.take(s->src.impl, &req->w, &b, &stale);
+	if (r == 0)
+		atomic_store(&s->ready, true);
+	/* the same problem comes back with every scan: logged once, then counted */
 	if (r == 0 && b->problem && !atomic_exchange(&b->problem_taken, true))
-		log_warn("scan: %s", b->problem);
+		log_warn_repeat(&scan_problem, "scan problem\tproblem=%s", b->problem);
+	if (req->readiness) {
+		sched_body_unref(b);
+		return r == 0 ? text(s, req->conn, MHD_HTTP_OK, "OK\n", st)
+			      : text(s, req->conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+				     "503 not ready: the first scan has not ended yet\n", st);
+	}
 	if (r == 0 && stale)
-		log_debug("scrape: the scan did not end in time; serving one %.1f s old",
+		log_debug("scrape: the scan did not end in time\tage_seconds=%.1f",
 			  (double)(scheduler_now_ns() - b->done_ns) / 1e9);
 	if (r < 0 && !head)
 		return text(s, req->conn, MHD_HTTP_SERVICE_UNAVAILABLE,
@@ -853,7 +869,8 @@ static enum MHD_Result scrape(struct http_server *s, struct request *req, bool h
 			    "503 too many scrapes at once (--web.max-requests)\n", st);
 	req->w = (struct sched_waiter){ .wake = request_wake, .userdata = req };
 	pthread_mutex_lock(&req->lock);
-	r = s->src.enqueue(s->src.impl, scrape_budget_ns(req->conn), !head, &req->w);
+	r = s->src.enqueue(s->src.impl, req->readiness ? HTTP_READY_BUDGET_NS : scrape_budget_ns(req->conn),
+			   !head || req->readiness, &req->w);
 	if (r == 0) {
 		req->waiting = true;
 		MHD_suspend_connection(req->conn);
@@ -862,7 +879,7 @@ static enum MHD_Result scrape(struct http_server *s, struct request *req, bool h
 	if (r == 0)
 		return MHD_YES;
 	if (r < 0) {
-		log_error("scan failed: %s", strerror(-r));
+		log_error("scan failed\terr=%s", strerror(-r));
 		return text(s, req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "500 scan failed\n", st);
 	}
 	return scrape_answer(s, req, head, st);
@@ -901,6 +918,18 @@ static enum MHD_Result route(struct http_server *s, struct request *req, const c
 
 	if (req->waiting) /* resumed: authorized before it waited */
 		return scrape(s, req, head, st);
+	/* The probes' paths answer without basic auth: they tell nothing but up and ready, and a
+	 * kubelet's httpGet probe sends no password (it counts 401 as a failure). */
+	if (strcmp(url, "/-/healthy") == 0 || strcmp(url, "/-/ready") == 0) {
+		if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && !head)
+			return text(s, conn, MHD_HTTP_METHOD_NOT_ALLOWED, "405 method not allowed\n",
+				    st);
+		if (url[2] == 'h' || atomic_load(&s->ready))
+			return text(s, conn, MHD_HTTP_OK, "OK\n", st);
+		/* not ready yet: a scan is started (or the one in progress waited for) briefly */
+		req->readiness = true;
+		return scrape(s, req, head, st);
+	}
 
 	switch (authorized(conn, st)) {
 	case WEBCONFIG_LOGIN_REFUSED:
@@ -962,7 +991,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	if (vasprintf(&msg, fmt, ap) < 0)
 		return;
 	msg[strcspn(msg, "\n")] = '\0';
-	log_debug("http: %s", msg);
+	log_debug("libmicrohttpd\terr=%s", msg);
 }
 
 /* ---- listening ---- */
@@ -1159,7 +1188,7 @@ static int server_web_config(struct http_server *s, const char *file, char **ret
 	wc = s->state->wc;
 	s->tls = wc && wc->tls;
 	if (webconfig_has_auth(wc) && !s->tls)
-		log_warn("web config %s: basic auth without TLS sends passwords in clear text", file);
+		log_warn("basic auth without TLS sends passwords in clear text\tfile=%s", file);
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * http: serves the landing page and the telemetry path over libmicrohttpd. It never scans:
+ * http: serves the landing page, the telemetry path, and /-/healthy and /-/ready (without
+ * basic auth: a kubelet's probe has no password) over libmicrohttpd. It never scans:
  * it asks the scheduler for the shared body of a snapshot and appends the self metrics.
  * Everything about how it listens is in struct http_options: TLS and basic auth (the web
  * config), request and connection limits. GET and HEAD only (405 otherwise), 404 for any
@@ -27,6 +28,8 @@ struct http_source {
 	void (*wake_all)(void *impl);
 	/* cachestat_scans_stuck_total and cachestat_http_restarts_total */
 	void (*counters)(void *impl, uint64_t *ret_stuck, uint64_t *ret_restarts);
+	/* log lines another process (the scanner's) suppressed as repeats; NULL: none */
+	uint64_t (*log_repeats)(void *impl);
 	void *impl;
 };
 
@@ -62,6 +65,9 @@ struct http_options {
 #define HTTP_THREAD_POOL_SIZE 8
 /* A scrape without X-Prometheus-Scrape-Timeout-Seconds waits as if it said this. */
 #define HTTP_DEFAULT_SCRAPE_TIMEOUT 10.0
+/* How long /-/ready, before the first scan ended, waits for the scan it starts (the kubelet's
+ * probe times out after 1 s by default). */
+#define HTTP_READY_BUDGET_NS 500000000ULL
 /* Taken off the scrape's timeout, for the answer to reach it in time. */
 #define HTTP_SCRAPE_TIMEOUT_MARGIN 0.5
 /* glibc malloc arenas (M_ARENA_MAX). */

@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * log: one logfmt line per event on stderr, node_exporter style:
- *   ts=2026-01-02T03:04:05.678Z level=info msg="Listening on" ...
+ * log: one line per event on stderr, with promslog's fields (the Prometheus exporters' logger)
+ * in its two formats:
+ *   logfmt  time=2026-01-02T03:04:05.678Z level=INFO source=main.c:735 msg="Listening" address=:9451
+ *   json    {"time":"2026-01-02T03:04:05.678Z","level":"INFO","source":"main.c:735","msg":"Listening","address":":9451"}
+ * A message carries its key-value fields after tabs: log_info("Listening\taddress=%s", a)
+ * writes msg="Listening" and the field address (a value ends at the next tab).
  * Only the daemon's outer layers (main, http) log; library modules return errors.
  */
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 
 enum log_level {
 	LOG_LEVEL_DEBUG,
@@ -17,12 +23,38 @@ enum log_level {
 
 /* Returns 0, or -EINVAL for a name that is not debug, info, warn or error. */
 int log_set_level(const char *name);
+/* Returns 0, or -EINVAL for a name that is not logfmt or json. */
+int log_set_format(const char *name);
+/* Where the lines go (stderr by default; a test's memory stream). */
+void log_set_stream(FILE *f);
 /* Whether a line of this level is written. */
 bool log_enabled(enum log_level level);
 
-__attribute__((format(printf, 2, 3))) void log_msg(enum log_level level, const char *fmt, ...);
+__attribute__((format(printf, 4, 5))) void log_msg_at(enum log_level level, const char *file,
+						      int line, const char *fmt, ...);
 
-#define log_debug(...) log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)
-#define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
-#define log_warn(...) log_msg(LOG_LEVEL_WARN, __VA_ARGS__)
-#define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
+#define log_msg(level, ...) log_msg_at(level, __FILE__, __LINE__, __VA_ARGS__)
+#define log_debug(...) log_msg_at(LOG_LEVEL_DEBUG, __FILE__, __LINE__, __VA_ARGS__)
+#define log_info(...) log_msg_at(LOG_LEVEL_INFO, __FILE__, __LINE__, __VA_ARGS__)
+#define log_warn(...) log_msg_at(LOG_LEVEL_WARN, __FILE__, __LINE__, __VA_ARGS__)
+#define log_error(...) log_msg_at(LOG_LEVEL_ERROR, __FILE__, __LINE__, __VA_ARGS__)
+
+/*
+ * A warning that may come back on every scrape (the same scan problem, scan after scan): a
+ * line whose text is the one this slot logged last is not written again but counted
+ * (log_repeats_suppressed()); the next different line says how often the one before repeated
+ * (field previous_repeated=N). One static slot per call site; safe from any thread.
+ */
+struct log_repeat {
+	char *last;       /* the text last written from this slot */
+	uint64_t repeats; /* times it came again since */
+};
+
+__attribute__((format(printf, 5, 6))) void log_repeat_at(struct log_repeat *slot,
+							 enum log_level level, const char *file,
+							 int line, const char *fmt, ...);
+
+#define log_warn_repeat(slot, ...) log_repeat_at(slot, LOG_LEVEL_WARN, __FILE__, __LINE__, __VA_ARGS__)
+
+/* Lines not written since start because they repeated (cachestat_log_repeats_suppressed_total). */
+uint64_t log_repeats_suppressed(void);

@@ -140,6 +140,7 @@ static void usage_tail(FILE *f)
 	fputs("  --once                     scan once, print to stdout and exit\n"
 	      "  --format=text|json         output of --once (default text)\n"
 	      "  --log.level=LEVEL          debug, info, warn or error (default info)\n"
+	      "  --log.format=FORMAT        logfmt or json (default logfmt)\n"
 	      "  --security.user=USER       started as root, run as USER once listening\n"
 	      "                             (default cachestat-exporter where that user exists,\n"
 	      "                             else nobody), keeping only the capabilities the scan\n"
@@ -171,6 +172,7 @@ enum {
 	OPT_ONCE,
 	OPT_FORMAT,
 	OPT_LOG_LEVEL,
+	OPT_LOG_FORMAT,
 	OPT_VERSION,
 	OPT_MAX_REQUESTS,
 	OPT_MAX_CONNECTIONS,
@@ -207,6 +209,7 @@ static const struct option fixed_options[] = {
 	{ "once", no_argument, NULL, OPT_ONCE },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "log.level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "log.format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
 };
@@ -385,6 +388,12 @@ static int parse_flag(int c, const char *arg, struct args *a)
 			return -EINVAL;
 		}
 		return 0;
+	case OPT_LOG_FORMAT:
+		if (log_set_format(arg) < 0) {
+			fprintf(stderr, "--log.format: want logfmt or json\n");
+			return -EINVAL;
+		}
+		return 0;
 	case OPT_VERSION:
 		print_version();
 		return 1;
@@ -541,7 +550,7 @@ static int run_once(struct collector *c, enum format format)
 		return r;
 	}
 	if (snap->problem)
-		log_warn("scan: %s", snap->problem);
+		log_warn("scan problem\tproblem=%s", snap->problem);
 	for (size_t i = 0; i < registry_count(); i++)
 		failed |= snap->collectors[i].reported && !snap->collectors[i].success;
 	r = format == FORMAT_JSON ? render_json(stdout, snap, &meta)
@@ -622,7 +631,7 @@ static void probe_cachestat(const struct args *a, struct pagecache *ret)
 	else if (ret->abi == PAGECACHE_ABI_NONE && cachestat >= 0 && a->enable[cachestat])
 		log_warn("this kernel has no cachestat(2): serving memory.stat metrics only");
 	else
-		log_info("cachestat ABI: %s", pagecache_abi_name(ret->abi));
+		log_info("cachestat probed\tabi=%s", pagecache_abi_name(ret->abi));
 }
 
 /* Which cgroup tree to walk (v2, or the v1 memory hierarchy on a hybrid host), into *co. */
@@ -729,10 +738,11 @@ static int supervise(struct http_server *srv, struct scheduler *sched, struct da
 		privsep_server_free(ps);
 		return r;
 	}
-	log_info("cachestat_exporter %s (revision %s) walking %s", meta.version, meta.revision,
-		 d->a->cgroupfs_resolved);
+	log_info("Starting cachestat_exporter\tversion=%s\trevision=%s\tcgroupfs=%s", meta.version,
+		 meta.revision, d->a->cgroupfs_resolved);
 	for (size_t i = 0; i < d->a->n_listen; i++)
-		log_info("listening on %s, metrics at %s", d->a->listen[i], d->a->telemetry_path);
+		log_info("Listening on\taddress=%s\ttelemetry_path=%s", d->a->listen[i],
+			 d->a->telemetry_path);
 	supervise_run(sv);
 	supervise_stop(sv);
 	privsep_server_free(ps);

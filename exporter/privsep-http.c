@@ -34,7 +34,7 @@ struct privsep_client {
 	void (*lost)(void *userdata, int error);
 	void *userdata;
 	atomic_bool stopping;
-	atomic_uint_fast64_t stuck, restarts;
+	atomic_uint_fast64_t stuck, restarts, log_repeats;
 	pthread_mutex_t lock; /* all below, and the sends */
 	struct ps_pending *pending;
 	uint64_t next_id;
@@ -142,6 +142,7 @@ static int client_answer(struct privsep_client *c, const struct privsep_answer *
 	}
 	atomic_store(&c->stuck, a->stuck_total);
 	atomic_store(&c->restarts, a->restarts_total);
+	atomic_store(&c->log_repeats, a->log_repeats_total);
 	pthread_mutex_lock(&c->lock);
 	p = pending_take(c, a->id);
 	if (p) {
@@ -280,6 +281,11 @@ int privsep_client_take(struct privsep_client *c, const struct sched_waiter *w,
 void privsep_client_wake_all(struct privsep_client *c)
 {
 	wake_pending(c, false);
+}
+
+uint64_t privsep_client_log_repeats(struct privsep_client *c)
+{
+	return atomic_load(&c->log_repeats);
 }
 
 void privsep_client_counters(struct privsep_client *c, uint64_t *ret_stuck, uint64_t *ret_restarts)

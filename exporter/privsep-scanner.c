@@ -120,8 +120,11 @@ static void answer(struct ps_wait *pw)
 	a.stuck_total = scheduler_stuck_total(srv->sched);
 	a.restarts_total = atomic_load(&srv->restarts);
 	if (scheduler_take(srv->sched, &pw->w, &b, &stale) == 0) {
+		static struct log_repeat scan_problem;
+
+		/* the same problem comes back with every scan: logged once, then counted */
 		if (b->problem && !atomic_exchange(&b->problem_taken, true))
-			log_warn("scan: %s", b->problem);
+			log_warn_repeat(&scan_problem, "scan problem\tproblem=%s", b->problem);
 		n_fds = body_fds(srv, b, fds);
 		if (n_fds > 0) {
 			a.type = PRIVSEP_BODY;
@@ -135,6 +138,7 @@ static void answer(struct ps_wait *pw)
 	}
 	pthread_mutex_lock(&pw->conn->send_lock);
 	/* a peer gone is the reader's to see; one that does not read is dropped */
+	a.log_repeats_total = log_repeats_suppressed();
 	if (privsep_send(pw->conn->sock, &a, sizeof(a), fds, n_fds) == -EAGAIN) {
 		log_warn("the HTTP process leaves its answers unread: closing its channel");
 		shutdown(pw->conn->sock, SHUT_RDWR);

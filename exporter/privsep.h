@@ -59,6 +59,7 @@ struct privsep_answer {
 	uint64_t text_len, gz_len; /* gz_len 0: no gzip member, one descriptor */
 	uint64_t stuck_total;      /* cachestat_scans_stuck_total */
 	uint64_t restarts_total;   /* cachestat_http_restarts_total */
+	uint64_t log_repeats_total; /* the scanner's share of cachestat_log_repeats_suppressed_total */
 	uint32_t stale;            /* the budget ran out first: an older body */
 	uint32_t pad;
 };
@@ -131,6 +132,8 @@ int privsep_client_take(struct privsep_client *c, const struct sched_waiter *w,
 void privsep_client_wake_all(struct privsep_client *c);
 /* The scanner's counters, as of its last answer. */
 void privsep_client_counters(struct privsep_client *c, uint64_t *ret_stuck, uint64_t *ret_restarts);
+/* The scanner process's log lines suppressed as repeats, as of its last answer. */
+uint64_t privsep_client_log_repeats(struct privsep_client *c);
 
 /* Stops the receiving thread and frees; every waiter must have been taken. */
 void privsep_client_free(struct privsep_client *c);

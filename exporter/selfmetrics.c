@@ -254,5 +254,8 @@ int selfmetrics_render(FILE *out, const struct selfmetrics *m, struct selfmetric
 	family(out, "cachestat_http_restarts_total", "counter",
 	       "Times the HTTP process died and the scanner process started it again.");
 	fprintf(out, "cachestat_http_restarts_total %" PRIu64 "\n", m->http_restarts_total);
+	family(out, "cachestat_log_repeats_suppressed_total", "counter",
+	       "Warnings not logged because they repeated the one logged before from the same place (the same scan problem, scan after scan).");
+	fprintf(out, "cachestat_log_repeats_suppressed_total %" PRIu64 "\n", m->log_repeats_total);
 	return ferror(out) ? -EIO : 0;
 }

@@ -22,6 +22,7 @@ struct selfmetrics {
 	double snapshot_age_seconds;
 	uint64_t scans_stuck_total;
 	uint64_t http_restarts_total; /* the HTTP process restarted by the scanner process */
+	uint64_t log_repeats_total;   /* log lines suppressed as repeats, both processes */
 };
 
 /*

@@ -103,6 +103,11 @@ static void client_wake_all(void *impl)
 	privsep_client_wake_all(impl);
 }
 
+static uint64_t client_log_repeats(void *impl)
+{
+	return privsep_client_log_repeats(impl);
+}
+
 static void client_counters(void *impl, uint64_t *ret_stuck, uint64_t *ret_restarts)
 {
 	privsep_client_counters(impl, ret_stuck, ret_restarts);
@@ -134,6 +139,7 @@ static int http_process(struct supervisor *sv, pid_t parent, int sock)
 	}
 	src = (struct http_source){ .enqueue = client_enqueue, .take = client_take,
 				    .wake_all = client_wake_all, .counters = client_counters,
+				    .log_repeats = client_log_repeats,
 				    .impl = client };
 	r = http_serve(sv->o.http, &src, &err);
 	if (r < 0) {

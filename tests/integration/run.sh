@@ -272,8 +272,9 @@ kill -HUP "$exporter_pid"
 for _ in $(seq 50); do grep -q "config reloaded" "$work/exporter.log" && break; sleep 0.05; done
 curl -sf "http://127.0.0.1:$port/metrics" >"$metrics"
 eq "after a good reload the assigned paths are gone" "$(value cachestat_cgroup_files "cgroup=\"$label\"")" 5
-check "daemon logs are logfmt lines with a level" \
-	bash -c "grep -vqE '^ts=[0-9T:.-]+Z level=(debug|info|warn|error) msg=\".*\"$' '$work/exporter.log'; test \$? -eq 1"
+# promslog's fields: time, level, source, msg, then key=value fields.
+check "daemon logs are logfmt lines with time, level, source and msg" \
+	bash -c "grep -vqE '^time=[0-9T:.-]+Z level=(DEBUG|INFO|WARN|ERROR) source=[a-z_-]+[.]c:[0-9]+ msg=(\"[^\"]*\"|[^ \"]+)( [a-z_]+=[^ ]+)*' '$work/exporter.log'; test \$? -eq 1"
 cp "$work/good.json" "$config"
 
 # ---- --once ----

@@ -94,7 +94,7 @@ start_exporter() {
 	"${wrap[@]}" "$bin" --web.listen-address="127.0.0.1:$port" --path.cgroupfs="$cg2" "$@" 2>"$log" &
 	exporter_pid=$!
 	for _ in $(seq 200); do
-		grep -q 'listening on' "$log" 2>/dev/null && return 0
+		grep -qi 'listening on' "$log" 2>/dev/null && return 0
 		kill -0 "$exporter_pid" 2>/dev/null || break
 		sleep 0.05
 	done

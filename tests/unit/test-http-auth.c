@@ -3,7 +3,8 @@
  * The HTTP server's basic auth path, end to end over a socket: a web config with one bcrypt user
  * (hashed here by libcrypt, not by the code under test); 401 with the realm without a login, with
  * a wrong password, an unknown user, an empty or a one-letter-off password; 200 with the right
- * one, again from the login cache, and the cache never lets a wrong password through.
+ * one, again from the login cache, and the cache never lets a wrong password through. The
+ * probes' paths, /-/healthy and /-/ready, answer without a login while everything else wants it.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -137,6 +138,58 @@ static void test_basic_auth(void **state)
 	assert_non_null(strstr(get(port, "/metrics", "YWxpY2U6czNjcmV0"), " 200 "));
 	assert_non_null(strstr(get(port, "/metrics", "YWxpY2U6czNjcmV0WA=="), " 401 ")); /* alice:s3cretX */
 	assert_non_null(strstr(get(port, "/metrics", "YWxpY2U6d3Jvbmc="), " 401 "));
+
+	/* the probes: no login needed, and a wrong one does not matter; their neighbours want it */
+	resp = get(port, "/-/healthy", NULL);
+	assert_non_null(strstr(resp, " 200 "));
+	assert_non_null(strstr(resp, "\r\n\r\nOK\n"));
+	assert_non_null(strstr(get(port, "/-/ready", NULL), " 200 ")); /* a scan has ended above */
+	assert_non_null(strstr(get(port, "/-/ready", "YWxpY2U6d3Jvbmc="), " 200 "));
+	assert_non_null(strstr(get(port, "/-/", NULL), " 401 "));
+	assert_non_null(strstr(get(port, "/-/healthyX", NULL), " 401 "));
+	assert_non_null(strstr(get(port, "/-/ready/", NULL), " 401 "));
+	http_stop(s);
+	scheduler_free(sched);
+	rmdir(cgroot);
+	unlink(web_yml);
+}
+
+/* /-/ready before any scrape: it starts the first scan itself, and answers 200 once it ended. */
+static void test_ready_starts_first_scan(void **state)
+{
+	const char *addrs[1];
+	struct http_options o = {
+		.listen_addresses = addrs,
+		.n_listen_addresses = 1,
+		.telemetry_path = "/metrics",
+		.connection_limit = 4,
+		.connection_timeout = 5,
+		.web_config_file = web_yml,
+	};
+	struct http_server *s = NULL;
+	char *err = NULL, addr[32];
+	unsigned port;
+	struct scheduler *sched;
+	int r = -1;
+
+	(void)state;
+	strcpy(cgroot, "/tmp/cse-auth-cg-XXXXXX");
+	strcpy(web_yml, "/tmp/cse-auth-XXXXXX");
+	sched = make_scheduler();
+	write_web_config();
+	for (port = 39751; port < 39851 && r < 0; port++) {
+		snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+		addrs[0] = addr;
+		free(err);
+		err = NULL;
+		r = http_start(&o, sched, &s, &err);
+	}
+	port--;
+	if (r < 0)
+		fail_msg("http_start: %s", err ? err : strerror(-r));
+	/* no scrape yet: the scheduler has no body; the probe's own scan gives it one */
+	assert_non_null(strstr(get(port, "/-/ready", NULL), " 200 "));
+	assert_non_null(strstr(get(port, "/metrics", NULL), " 401 "));
 	http_stop(s);
 	scheduler_free(sched);
 	rmdir(cgroot);
@@ -147,6 +200,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic_auth),
+		cmocka_unit_test(test_ready_starts_first_scan),
 	};
 
 	return cmocka_run_group_tests_name("http-auth", tests, NULL, NULL);
