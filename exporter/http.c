@@ -835,7 +835,7 @@ static enum MHD_Result scrape_answer(struct http_server *s, struct request *req,
 		log_warn_repeat(&scan_problem, "scan problem\tproblem=%s", b->problem);
 	if (req->readiness) {
 		sched_body_unref(b);
-		return r == 0 ? text(s, req->conn, MHD_HTTP_OK, "OK\n", st)
+		return r == 0 ? text(s, req->conn, MHD_HTTP_OK, "cachestat_exporter is ready.\n", st)
 			      : text(s, req->conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 				     "503 not ready: the first scan has not ended yet\n", st);
 	}
@@ -924,8 +924,10 @@ static enum MHD_Result route(struct http_server *s, struct request *req, const c
 		if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && !head)
 			return text(s, conn, MHD_HTTP_METHOD_NOT_ALLOWED, "405 method not allowed\n",
 				    st);
-		if (url[2] == 'h' || atomic_load(&s->ready))
-			return text(s, conn, MHD_HTTP_OK, "OK\n", st);
+		if (strcmp(url, "/-/healthy") == 0)
+			return text(s, conn, MHD_HTTP_OK, "cachestat_exporter is healthy.\n", st);
+		if (atomic_load(&s->ready))
+			return text(s, conn, MHD_HTTP_OK, "cachestat_exporter is ready.\n", st);
 		/* not ready yet: a scan is started (or the one in progress waited for) briefly */
 		req->readiness = true;
 		return scrape(s, req, head, st);
