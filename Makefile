@@ -18,6 +18,7 @@ SUITES = \
 	mutate='scripts/mutate.sh' \
 	overlay='tests/integration/overlay.sh' \
 	fanotify='tests/integration/fanotify.sh' \
+	arm64='tests/integration/cross-arm64.sh' \
 	hardening='tests/integration/hardening.sh' \
 	dashboards='dashboards/check.sh' \
 	deploy='deploy/check.sh' \

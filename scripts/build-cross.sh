@@ -5,7 +5,8 @@
 # packages (the Build-Depends of debian/control) downloaded with apt for that architecture
 # (scripts/lib-apt-arch.sh) and unpacked into a sysroot under $BUILD_ROOT/cross-ARCH; the
 # host's package set is not changed. The version and revision are the tree's
-# (scripts/lib-version.sh), as the .deb's. Prints the binary's path last.
+# (scripts/lib-version.sh), as the .deb's. $BUILD_ROOT/cross-ARCH/runtime holds those packages
+# with the C library, for qemu-user's -L. Prints the binary's path last.
 # Usage: scripts/build-cross.sh [ARCH]
 set -euo pipefail
 
@@ -51,6 +52,20 @@ done
 # Absolute symlinks (libfoo.so -> /lib/...) point into the host: make them point into the sysroot.
 find "$sys" -type l -lname '/*' -print0 | while IFS= read -r -d '' l; do
 	ln -sfn "$sys$(readlink "$l")" "$l"
+done
+
+# What the binary runs with (qemu-aarch64-static -L DIR): those packages and the C library.
+mkdir -p "$out/debs-libc"
+rm -f "$out"/debs-libc/*.deb
+if getent passwd _apt >/dev/null; then chown _apt "$out/debs-libc"; fi
+(cd "$out/debs-libc" && apt_arch apt-get download -q libc6 libgcc-s1 >>"$out/download.log" 2>&1) || {
+	cat "$out/download.log" >&2
+	exit 1
+}
+rm -rf "$out/runtime"
+mkdir -p "$out/runtime"
+for f in "$out"/debs/*.deb "$out"/debs-libc/*.deb; do
+	dpkg-deb -x "$f" "$out/runtime"
 done
 
 # A copy of exporter/, built there (the tree's own build stays the host's).

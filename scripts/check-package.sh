@@ -94,10 +94,20 @@ else
 	check "--version on Linux $(uname -r) says seed or none (says '$abi')" test "$abi" = seed -o "$abi" = none
 fi
 
-# --- the image's name ----------------------------------------------------------------------
+# --- one version everywhere -------------------------------------------------------------------
+# The binary built in the tree says the version of scripts/lib-version.sh (as the .deb and the
+# image, which scripts/build-image.sh checks against the .deb, do); at a release tag, that is
+# the release the changelogs and the manifests name.
+version_of .
+got=$("$exe" --version | sed -n '1s/^cachestat_exporter version \([^ ]*\) (revision \([^)]*\)).*/\1 \2/p')
+eq "the tree's binary says the git version and revision (scripts/lib-version.sh)" "$got" "$VERSION $REVISION"
 image=$(sed -n 's/^ *image: *//p' deploy/kubernetes/base/daemonset.yaml)
 eq "the DaemonSet runs the image of make image, tagged with the newest release" "$image" \
 	"localhost/cachestat-exporter:$md"
+case $VERSION in
+*[~+]*) skipped "at a release tag, the manifests' image tag is the tag's version: HEAD is no release tag ($VERSION)" ;;
+*) eq "at the release tag v$VERSION the manifests name its image" "$image" "localhost/cachestat-exporter:$VERSION" ;;
+esac
 
 # --- the unit and the system user -------------------------------------------------------------
 user=$(sed -n 's/^User=//p' deploy/systemd/cachestat-exporter.service)
