@@ -97,9 +97,13 @@ rootfs() {
 		;;
 	esac
 	# The SBOM of what the image holds: every package unpacked into it.
-	for f in "$debs"/*.deb; do
-		dpkg-deb -f "$f" Package Version Architecture Homepage | paste -sd '\t'
-	done | "$top/scripts/image-sbom.py" --name "cachestat-exporter $tag $arch" --created "$created" \
+	{
+		for f in "$debs"/*.deb; do
+			dpkg-deb -f "$f" Package Version Architecture Homepage | sed 's/^[A-Za-z-]*: //' | paste -sd '\t'
+		done
+		# the cross-compiled exporter, installed without its .deb
+		[ "${run[0]}" = chroot ] || printf 'cachestat-exporter\t%s\t%s\t%s\n' "$version" "$arch" "$source_url"
+	} | "$top/scripts/image-sbom.py" --name "cachestat-exporter $tag $arch" --created "$created" \
 		>"$out/cachestat-exporter_$tag.$arch.spdx.json"
 	install -D -m 0644 "$out/cachestat-exporter_$tag.$arch.spdx.json" \
 		"$fs/usr/share/doc/cachestat-exporter/sbom.spdx.json"

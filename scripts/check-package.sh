@@ -94,6 +94,9 @@ else
 	check "--version on Linux $(uname -r) says seed or none (says '$abi')" test "$abi" = seed -o "$abi" = none
 fi
 
+# --- the image's SBOM (scripts/image-sbom.py) ----------------------------------------------------
+run "scripts/test_image_sbom.py" /usr/bin/python3 -m unittest -q scripts/test_image_sbom.py
+
 # --- one version everywhere -------------------------------------------------------------------
 # The binary built in the tree says the version of scripts/lib-version.sh (as the .deb and the
 # image, which scripts/build-image.sh checks against the .deb, do); at a release tag, that is

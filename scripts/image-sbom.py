@@ -22,6 +22,8 @@ def package(fields):
     if len(fields) < 3 or not all(fields[:3]):
         raise ValueError("want Package, Version and Architecture, got %r" % "\t".join(fields))
     name, version, arch = fields[:3]
+    if not re.fullmatch(r"[a-z0-9][a-z0-9.+-]+", name) or not re.fullmatch(r"[0-9][A-Za-z0-9.+~:-]*", version):
+        raise ValueError("not a Debian package name and version: %r %r" % (name, version))
     homepage = fields[3] if len(fields) > 3 and fields[3] else "NOASSERTION"
     purl = "pkg:deb/debian/%s@%s?arch=%s&distro=debian-12" % (name, version.replace(":", "%3A"), arch)
     return {
