@@ -37,10 +37,14 @@ WIDTH = 100
 
 
 def represent_str(dumper, value):
-    # Multi-line PromQL as a literal block, as in the rule files; folded where a line is long.
+    # Multi-line PromQL as a literal block, as in the rule files; folded where a line of prose
+    # is long. Never folded when a line is indented: folding keeps such lines apart, but the
+    # value would not read back the same (PromQL's indentation is part of it).
     style = None
     if "\n" in value:
-        style = "|" if max(len(line) for line in value.split("\n")) <= WIDTH else ">"
+        lines = value.split("\n")
+        indented = any(line[:1].isspace() for line in lines)
+        style = "|" if indented or max(len(line) for line in lines) <= WIDTH else ">"
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
