@@ -53,9 +53,10 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-head -c $((4 << 20)) /dev/urandom >"$work/held.dat"
 (
 	echo "$BASHPID" >"$cg/cgroup.procs"
+	# written from inside: its page cache is charged to the cgroup
+	head -c $((4 << 20)) /dev/urandom >"$work/held.dat"
 	exec python3 -c 'import sys, time; f = open(sys.argv[1], "rb"); f.read(); print("ready", flush=True); time.sleep(120)' \
 		"$work/held.dat"
 ) >"$work/holder.out" 2>&1 &
@@ -97,6 +98,7 @@ got=${got%.*}
 # within 1 MiB: the holder's own pages (python) may move between the two reads
 if [ -n "$got" ] && [ -n "$want" ] && [ $((got > want ? got - want : want - got)) -le $((1 << 20)) ]; then
 	pass "arm64: memory.stat's page cache of the cgroup ($got bytes; memory.stat says $want)"
+	check "arm64: it holds the 4 MiB file written from the cgroup ($got bytes)" test "$got" -ge $((4 << 20))
 else
 	fail "arm64: memory.stat's page cache of the cgroup: exporter ${got:-nothing}, memory.stat ${want:-nothing}"
 fi
