@@ -78,10 +78,12 @@ base_tree() {
 	local version sublevel
 	version=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || echo unknown)
 	sublevel=$(tar -xJOf "$KERNEL_TARBALL" --wildcards --no-wildcards-match-slash --occurrence=1 '*/Makefile' 2>/dev/null |
-		awk '/^VERSION =/ { v = $3 } /^PATCHLEVEL =/ { p = $3 } /^SUBLEVEL =/ { print v "." p "." $3; exit }')
+		awk '/^VERSION =/ { v = $3 } /^PATCHLEVEL =/ { p = $3 } /^SUBLEVEL =/ && !s { s = $3 }
+			END { if (s != "") print v "." p "." s }' || true)
 	echo "Base tree: Debian's linux-source-6.1 $version (Linux ${sublevel:-6.1.y} with Debian's"
 	echo "patches), $(basename "$KERNEL_TARBALL") sha256 $(sha256sum <"$KERNEL_TARBALL" | cut -c1-64)."
-	echo "base-commit: none public (Debian's tree); the stable tag under it is v${sublevel:-6.1.y}."
+	echo "Debian's tree has no public commit for a base-commit: line; the stable tag under it is"
+	echo "v${sublevel:-6.1.y}."
 }
 
 # The summary lines of the last test runs, or a note that there is none.
