@@ -41,7 +41,7 @@ variant_tree() {
 # The fragments and extra patches of a variant, relative to kernel/config and kernel/patches.
 variant_fragments() {
 	case $1 in
-	release|nofix|unlimited) echo release.config ;;
+	release|nofix|unlimited) echo release.config compat.config ;;
 	debug) echo release.config debug.config ;;
 	*) return 1 ;;
 	esac

@@ -6,6 +6,7 @@
 #   test_cachestat           the seed's selftest       } built from the selftest patch's
 #   test_cachestat_full      the fuller kselftest      } tools/testing/selftests/cachestat
 #   test_cachestat_mainline  mainline's call form      }
+#   test_cachestat_mainline32  the same built with -m32: a compat task on the 64-bit kernel
 #   numa_refault          the NUMA workingset proof (kernel/tests/numa_refault.c)
 #   cachestat_bench       cachestat against mmap+mincore (kernel/tests/cachestat_bench.c)
 #   run-in-guest.sh       runs the tests in any guest and prints TAP plus a summary
@@ -96,6 +97,9 @@ for prog in test_cachestat test_cachestat_full test_cachestat_mainline; do
 	[ $prog = test_cachestat ] && extra=(-Wno-error)
 	gcc "${cflags[@]}" "${extra[@]}" -isystem "$work/usr/include" -o "$out.tmp/$prog" "$st/$prog.c"
 done
+# A 32-bit build of the mainline-form test: what a compat task gets (gcc-multilib).
+gcc -m32 "${cflags[@]}" -isystem "$work/usr/include" -o "$out.tmp/test_cachestat_mainline32" \
+	"$st/test_cachestat_mainline.c" || die "gcc -m32 failed (is gcc-multilib installed?)"
 for prog in numa_refault cachestat_bench; do
 	gcc "${cflags[@]}" -o "$out.tmp/$prog" "$here/$prog.c"
 done
@@ -107,6 +111,7 @@ mkdir -p "$initrd"/{bin,dev,proc,sys,tmp,mnt/scratch,mnt/slow,tests}
 cp "$busybox" "$initrd/bin/busybox"
 install -m 0755 "$here/guest-init.sh" "$initrd/init"
 cp "$out.tmp"/test_cachestat "$out.tmp"/test_cachestat_full "$out.tmp"/test_cachestat_mainline \
+	"$out.tmp"/test_cachestat_mainline32 \
 	"$out.tmp"/numa_refault \
 	"$out.tmp"/cachestat_bench "$out.tmp"/run-in-guest.sh "$initrd/tests/"
 (cd "$initrd" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) | gzip -1 >"$out.tmp/initramfs.cpio.gz"

@@ -7,8 +7,10 @@
 #   SCRATCH_DIR  a directory on a block-backed file system (ext4), not tmpfs: the fsync cases
 #                check that nothing stays dirty, which tmpfs never satisfies.
 #   SUITE        seed (the seed's selftest), kselftest (test_cachestat_full), mainline
-#                (test_cachestat_mainline: mainline's call form, overlayfs), numa (the NUMA
-#                workingset proof), dmesg (no kernel splat in the log). Default: all five.
+#                (test_cachestat_mainline: mainline's call form, overlayfs), m32 (the same program
+#                built with -m32, run as a compat task; skipped on a kernel without
+#                CONFIG_IA32_EMULATION), numa (the NUMA workingset proof), dmesg (no kernel splat
+#                in the log). Default: all six.
 #
 # CACHESTAT_SLOW_DIR: a directory on a slow disk, for the writeback case of the mainline suite
 # (which skips without it).
@@ -20,9 +22,9 @@
 set -u
 
 bindir=$(cd "$(dirname "$0")" && pwd)
-scratch=${1:?usage: run-in-guest.sh SCRATCH_DIR [seed|kselftest|mainline|numa|dmesg]...}
+scratch=${1:?usage: run-in-guest.sh SCRATCH_DIR [seed|kselftest|mainline|m32|numa|dmesg]...}
 shift
-suites=${*:-seed kselftest mainline numa dmesg}
+suites=${*:-seed kselftest mainline m32 numa dmesg}
 scratch=$(cd "$scratch" && pwd) || exit 2
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cachestat-tests.XXXXXX") || exit 2
@@ -121,6 +123,10 @@ cleanup() {
 	rm -rf "$tmp"
 }
 
+no_ia32() {
+	echo "ok 1 # SKIP 32-bit build of the mainline suite: kernel without CONFIG_IA32_EMULATION"
+}
+
 check_dmesg() {
 	if dmesg >"$tmp/dmesg" 2>&1; then
 		if grep -E "$splat_re" "$tmp/dmesg" >"$tmp/splats"; then
@@ -153,10 +159,18 @@ for suite in $suites; do
 		# shellcheck disable=SC2016 # expanded by the inner shell
 		run_suite seed 6 sh -c 'cd "$1" && exec "$2"' sh "$scratch" "$bindir/test_cachestat" ;;
 	# The minimum counts are the programs' plans: a program that stops early fails.
-	kselftest) run_suite kselftest 52 "$bindir/test_cachestat_full" "$scratch" ;;
+	kselftest) run_suite kselftest 53 "$bindir/test_cachestat_full" "$scratch" ;;
 	mainline)
-		run_suite mainline 8 "$bindir/test_cachestat_mainline" "$scratch" \
+		run_suite mainline 16 "$bindir/test_cachestat_mainline" "$scratch" \
 			${CACHESTAT_SLOW_DIR:+"$CACHESTAT_SLOW_DIR"} ;;
+	m32)
+		# Without IA32 emulation the kernel cannot run it (and sh would take it for a script).
+		if [ -r /proc/config.gz ] && ! zcat /proc/config.gz | grep -q '^CONFIG_IA32_EMULATION=y'; then
+			run_suite m32 1 no_ia32
+		else
+			run_suite m32 16 "$bindir/test_cachestat_mainline32" "$scratch" \
+				${CACHESTAT_SLOW_DIR:+"$CACHESTAT_SLOW_DIR"}
+		fi ;;
 	numa) run_suite numa 1 "$bindir/numa_refault" "$scratch" ;;
 	dmesg) run_suite dmesg 1 check_dmesg ;;
 	*) echo "# unknown suite $suite"; total=$((total + 1)) failed=$((failed + 1)) ;;

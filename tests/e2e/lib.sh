@@ -53,14 +53,15 @@ lock_run() {
 # and one "skip - kernel PROGRAM: WHAT (skipped in the guest)" per skipped result. A program
 # passes only with its "# suite NAME: exit RC" line, an exit status of 0 (4, kselftest's "skip",
 # when every result is a skip), no failed result and at least its minimum number of results
-# (seed 6, the others 1; programs: seed, kselftest, mainline, numa, dmesg). The suite needs its summary line and STATUS 0 beside; a log without
+# (seed 6, the others 1; programs: seed, kselftest, mainline, m32, numa, dmesg). The suite needs its summary line and STATUS 0 beside; a log without
 # them (runner not found, truncated) fails.
 kernel_results() {
 	local log=$1 status=$2
 	awk -v status="$status" '
 	BEGIN {
-		n = split("seed kselftest mainline numa dmesg", order, " ")
-		min["seed"] = 6; min["kselftest"] = 1; min["mainline"] = 1; min["numa"] = 1; min["dmesg"] = 1
+		n = split("seed kselftest mainline m32 numa dmesg", order, " ")
+		min["seed"] = 6; min["kselftest"] = 1; min["mainline"] = 1; min["m32"] = 1; min["numa"] = 1
+		min["dmesg"] = 1
 	}
 	{ sub(/\r$/, "") }
 	/^(not )?ok [0-9]+ [A-Za-z0-9_-]+: / {

@@ -261,7 +261,8 @@ case_7() {
 	[ -x "$TOP/kernel/tests/build.sh" ] || skip_case "no kernel/tests/build.sh"
 	dir=$("$TOP/kernel/tests/build.sh" 2>"$RUN/kernel-tests-build.log" | tail -n 1) && [ -d "$dir" ] ||
 		fail_case "kernel/tests/build.sh failed (see $RUN/kernel-tests-build.log)"
-	tar -C "$dir" -cf - run-in-guest.sh test_cachestat test_cachestat_full test_cachestat_mainline numa_refault |
+	tar -C "$dir" -cf - run-in-guest.sh test_cachestat test_cachestat_full test_cachestat_mainline \
+		test_cachestat_mainline32 numa_refault |
 		vm_ssh 'mkdir -p /opt/cachestat-tests && tar -C /opt/cachestat-tests -xf -' || fail_case "copying the tests"
 	vm_ssh 'mkdir -p /scratch/kernel-tests && /opt/cachestat-tests/run-in-guest.sh /scratch/kernel-tests' \
 		>"$RUN/kernel-tests.log" 2>&1
