@@ -856,7 +856,8 @@ hostile_oracle() {
 	sed 's/^/  | kernel says: /' "$work/orc-run/ready"
 	expected=$(sed -n 's/^allowed //p' "$work/orc-run/ready" | sort | tr '\n' ' ')
 	printf '{ "per_file_top": 100 }\n' >"$work/orc.json"
-	start_exporter --path.cgroupfs="$sub" --config.file="$work/orc.json" || return
+	start_exporter --path.cgroupfs="$sub" --config.file="$work/orc.json" \
+		--collector.perfile.families=cached,size || return
 	curl -s "$base/metrics" >"$work/orc.prom"
 	got=$(sed -n "s|^cachestat_file_size_bytes{cgroup=\"/h\",path=\"\\($d/[^\"]*\\)\"}.*|\\1|p" \
 		"$work/orc.prom" | sort | tr '\n' ' ')
@@ -1057,7 +1058,8 @@ hostile_labels() {
 		exec 5<"$1/x (deleted) (2)" 6<"$1/$2"; exec sleep 1000' sh "$d" $'b\\x\xffy'
 	sleep 0.3
 	printf '{ "per_file_top": 100 }\n' >"$work/lbl.json"
-	"$bin" --once --path.cgroupfs="$sub" --config.file="$work/lbl.json" >"$work/lbl.prom" 2>/dev/null
+	"$bin" --once --path.cgroupfs="$sub" --config.file="$work/lbl.json" --collector.perfile.families=size \
+		--collector.perfile.unlinked=keep >"$work/lbl.prom" 2>/dev/null
 	n=$(grep -c '^cachestat_cgroup_files{cgroup="/c' "$work/lbl.prom")
 	eq "labels: the two c-cgroups have two series" "$n" 2
 	n=$(grep -c "^cachestat_file_size_bytes{cgroup=\"/p\",path=\"$d/x" "$work/lbl.prom")
