@@ -19,6 +19,7 @@ SUITES = \
 	overlay='tests/integration/overlay.sh' \
 	fanotify='tests/integration/fanotify.sh' \
 	hardening='tests/integration/hardening.sh' \
+	hapair='tests/integration/hapair.sh' \
 	dashboards='dashboards/check.sh' \
 	deploy='deploy/check.sh' \
 	package='scripts/check-package.sh' \
@@ -27,7 +28,7 @@ SUITES = \
 	e2e='tests/e2e/run.sh' \
 	kernel='kernel/scripts/test.sh'
 
-.PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series bench-exporter bench-fanotify demo fuzz loadtest clean
+.PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series bench-exporter bench-fanotify bench-cardinality demo fuzz loadtest clean
 
 all: exporter
 
@@ -77,6 +78,11 @@ bench-exporter: deps exporter
 
 bench-fanotify: deps exporter
 	tests/bench/fanotify.sh
+
+# Series per family, per cgroup and in all, and their churn, of two 110-pod nodes (both kubelet
+# cgroup drivers) as real cgroups, with the DaemonSet's flags and config.
+bench-cardinality: deps exporter
+	nice -n 10 tests/bench/cardinality.sh
 
 demo: deps exporter
 	tests/e2e/demo.sh
