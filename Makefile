@@ -28,7 +28,7 @@ SUITES = \
 	e2e='tests/e2e/run.sh' \
 	kernel='kernel/scripts/test.sh'
 
-.PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series bench-exporter bench-fanotify bench-cardinality demo fuzz loadtest clean
+.PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series bench-exporter bench-fanotify bench-cardinality bench-fleet demo fuzz loadtest clean
 
 all: exporter
 
@@ -83,6 +83,11 @@ bench-fanotify: deps exporter
 # cgroup drivers) as real cgroups, with the DaemonSet's flags and config.
 bench-cardinality: deps exporter
 	nice -n 10 tests/bench/cardinality.sh
+
+# 50 exporters over those nodes behind Debian's Prometheus (every rule file loaded) writing to
+# victoria-metrics, 10 minutes: head series, memory, samples/s, rule and dashboard query times.
+bench-fleet: deps exporter
+	nice -n 10 tests/bench/fleet.sh
 
 demo: deps exporter
 	tests/e2e/demo.sh

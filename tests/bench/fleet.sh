@@ -10,8 +10,8 @@
 # remote-writes everything to Debian's victoria-metrics, for FLEET_MINUTES (10). Then it prints:
 # head series, Prometheus' RSS per 1,000 head series, samples appended per second, each rule
 # group's evaluation time (sampled every 30 s: mean and max), and every dashboard query's latency
-# (dashboards/queries.sh for one instance, as an instant query and over the last 10 minutes at a
-# 15 s step; median of 3) in Prometheus and in victoria-metrics, and whether victoria-metrics'
+# (dashboards/queries.sh for one instance, and the fleet dashboard's over every node, as an
+# instant query and over the last 10 minutes at a 15 s step; median of 3) in Prometheus and in victoria-metrics, and whether victoria-metrics'
 # answer to each at the same instant equals Prometheus' (same series, values within 1e-9
 # relative). Figures also go to $BUILD_ROOT/bench-fleet/figures.txt.
 set -euo pipefail
@@ -132,6 +132,9 @@ ts=$((now - 30)) # an instant both stores have: remote_write is a few seconds be
 # ---- the dashboard's queries, against both ----
 inst=127.0.0.11:$exporter_port
 "$top/dashboards/queries.sh" --tsv --job cachestat --instance "$inst" >"$work/queries.tsv"
+# and the fleet dashboard's, over every node (cluster and node: all)
+python3 "$top/dashboards/tools/dashtool.py" exprs --tsv --dashboard "$top/dashboards/cachestat-fleet.json" \
+	--job cachestat | sed 's/^\([a-z]*\)\t/\1\tfleet: /' >>"$work/queries.tsv"
 python3 - "$prom" "$vm" "$ts" "$work/queries.tsv" "$work/rules.tsv" "$head_series" "$rss" \
 	"$samples_at_2m" "$now" "$samples_end" "$n_exporters" "$minutes" <<'PY' | tee "$work/figures.txt"
 import json, statistics, sys, time, urllib.parse, urllib.request
@@ -176,7 +179,7 @@ for line in open(rfile):
 print("  rule group evaluation time (sampled every 30 s): mean / max ms")
 for g, v in sorted(groups.items()):
     print(f"    {g:<30} {1000 * statistics.mean(v):8.1f} / {1000 * max(v):8.1f}")
-print("  dashboard queries for one instance (median of 3, ms): Prometheus instant / 10 min range;"
+print("  dashboard queries, one instance's and the fleet's (median of 3, ms): Prometheus instant / 10 min range;"
       " victoria-metrics instant / range; equal at one instant")
 equal = total = empty = 0
 for line in open(qfile):
