@@ -998,6 +998,52 @@ hostile_fuse() {
 	wait "$bindfs_pid" 2>/dev/null
 }
 
+# 3b. FUSE below an overlay: overlayfs checks permission on the real inode with the mounter's
+# credentials, so opening a file of the overlay asks the FUSE daemon below it, whatever
+# --no-allow-other says. With the daemon stopped, the scan must not open the overlay's files: the
+# overlay is excluded for its layer's type, whether the layer is named by an absolute path or by
+# one relative to the mounter's working directory (mountinfo then cannot place it).
+hostile_fuse_overlay() {
+	local src=$work/fo-src d=$work/fo mnt=$work/fo/fuse bindfs_pid rc n how
+	if ! command -v bindfs >/dev/null; then skip "FUSE below overlay: bindfs not installed"; return; fi
+	hostile_tree fuseovl && mkdir "$sub/abs" "$sub/rel" || { fail "FUSE below overlay: no cgroup"; return; }
+	mkdir -p "$src/l" "$mnt" "$d/top" "$d/abs" "$d/rel"
+	head -c 65536 /dev/urandom >"$src/l/data.bin"
+	bindfs -f --no-allow-other "$src" "$mnt" 2>"$work/fo-bindfs.err" &
+	bindfs_pid=$!
+	for _ in $(seq 100); do [ -e "$mnt/l/data.bin" ] && break; sleep 0.05; done
+	if ! [ -e "$mnt/l/data.bin" ]; then
+		fail "FUSE below overlay: bindfs did not mount"
+		kill "$bindfs_pid"
+		hostile_cleanup
+		return
+	fi
+	mount -t overlay overlay -o "lowerdir=$d/top:$mnt/l" "$d/abs" &&
+		(cd "$d" && mount -t overlay overlay -o lowerdir=top:fuse/l rel) ||
+		{ fail "FUSE below overlay: overlay mounts"; kill "$bindfs_pid"; hostile_cleanup; return; }
+	in_cgroup "$sub/abs" sleep 1000 3<"$d/abs/data.bin"
+	in_cgroup "$sub/rel" sleep 1000 3<"$d/rel/data.bin"
+	sleep 0.3
+	kill -STOP "$bindfs_pid"
+	timeout -k 2 20 "$bin" --once --path.cgroupfs="$sub" >"$work/fo.prom" 2>"$work/fo.log"
+	rc=$?
+	kill -CONT "$bindfs_pid"
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		fail "FUSE below overlay: a scan with the daemon stopped hung (killed after 20 s)"
+	else
+		pass "FUSE below overlay: a scan with the daemon stopped finishes (exit $rc)"
+	fi
+	grep -q "path=\"$d/" "$work/fo.prom" && fail "FUSE below overlay: a file of the overlays was reported" ||
+		pass "FUSE below overlay: no file of the overlays is reported"
+	n=$(sed -n 's/^cachestat_files_skipped_total{reason="fs_type"} //p' "$work/fo.prom")
+	eq "FUSE below overlay: both held files skipped for their layer's fs type" "${n:-0}" 2
+	hostile_cleanup
+	umount "$d/abs" "$d/rel" 2>/dev/null
+	fusermount -u "$mnt" 2>/dev/null
+	kill "$bindfs_pid" 2>/dev/null
+	wait "$bindfs_pid" 2>/dev/null
+}
+
 # 7. Fair scan budget: a cgroup whose processes hold 600,000 descriptors of one file, walked
 # first, must not starve the cgroups after it of their series within max_scan_seconds.
 hostile_fair() {
@@ -1096,7 +1142,7 @@ if [ "$(id -u)" -ne 0 ] || ! [ -w "$cg2" ] || ! command -v setpriv >/dev/null; t
 	skip "hostile processes" "need root, a writable cgroup v2 at $cg2 and setpriv"
 else
 	trap 'hostile_cleanup; cleanup' EXIT
-	for t in ${HOSTILE_CASES:-oracle race fuse fair labels}; do "hostile_$t"; done
+	for t in ${HOSTILE_CASES:-oracle race fuse fuse_overlay fair labels}; do "hostile_$t"; done
 fi
 
 # ==== serving under attack: a hung file system, slow clients, auth, self metrics ====
@@ -1117,8 +1163,8 @@ fuse_cleanup() {
 
 # A FUSE file system (bindfs) whose daemon is stopped while a process holds a file in it
 # open and the config names it: scrapes answer within their timeout with the last complete
-# snapshot, the hung scan is left behind (at most two scanner threads), and all recovers on
-# SIGCONT.
+# snapshot, the hung scan is left behind (at most two scanner threads), the scans after it skip
+# the mount it waits on (quarantine, logged once) and end, and all recovers on SIGCONT.
 hard_hung_fuse() {
 	local holder t code secs age threads0 threads1 stuck
 	if ! command -v bindfs >/dev/null; then
@@ -1160,9 +1206,19 @@ hard_hung_fuse() {
 			[ "$code" = 200 ] || break
 		done
 		eq "hung FUSE: scrapes keep being answered" "$code" 200
+		# the scans after the stuck one skip the mount it waits on (quarantine) and end
 		age=$(metric cachestat_snapshot_age_seconds "$work/timed.out")
-		echo "${age:-0} > 3" | bc | grep -q 1 && pass "hung FUSE: the snapshot says its age (${age}s)" ||
-			fail "hung FUSE: snapshot age '${age}'"
+		echo "${age:-99} < 2" | bc | grep -q 1 &&
+			pass "hung FUSE: the scans beside the stuck one end: a fresh snapshot (${age}s)" ||
+			fail "hung FUSE: the snapshot is ${age}s old: the scans after the stuck one do not end"
+		n=$(sed -n 's/^cachestat_files_skipped_total{reason="mount_stuck"} //p' "$work/timed.out")
+		[ "${n:-0}" -ge 1 ] && pass "hung FUSE: the stuck mount's file is skipped as mount_stuck ($n)" ||
+			fail "hung FUSE: skipped{reason=mount_stuck} is '${n}'"
+		grep -q "path=\"$fuse_mnt/data\"" "$work/timed.out" &&
+			fail "hung FUSE: the file of the stuck mount is reported" ||
+			pass "hung FUSE: the file of the stuck mount is not reported meanwhile"
+		eq "hung FUSE: the quarantine is logged once over 5 scrapes" \
+			"$(grep -c 'has not answered a call' "$log")" 1
 		stuck=$(metric cachestat_scans_stuck_total "$work/timed.out")
 		eq "hung FUSE: the stuck scan is counted once" "$stuck" 1
 		threads1=$(awk '/^Threads:/ { print $2 }' "/proc/$exporter_pid/status")
@@ -1179,6 +1235,8 @@ hard_hung_fuse() {
 			fail "hung FUSE: after SIGCONT the snapshot is ${age}s old"
 		grep -q "path=\"$fuse_mnt/data\"" "$work/timed.out" &&
 			pass "hung FUSE: the file on it is scanned again" || fail "hung FUSE: the file is missing"
+		grep -q 'answers again' "$log" && pass "hung FUSE: the end of the quarantine is logged" ||
+			fail "hung FUSE: the end of the quarantine is not logged"
 		kill -0 "$exporter_pid" 2>/dev/null && no_http_death && pass "hung FUSE: still running" || fail "hung FUSE: the exporter died"
 		stop_exporter
 	fi
