@@ -12,15 +12,28 @@ node_prefix=${node_prefix:-cachestat-card}
 data=${BUILD_ROOT:-/var/tmp/cachestat_exporter}/bench-node-data/$pods
 
 pids=()
+# remove_nodes: the nodes' cgroups, once their processes are gone. A v1 memory cgroup whose last
+# task has just exited can refuse rmdir for a moment (EBUSY): a few rounds, or a later run would
+# walk the stale ones beside its own.
+remove_nodes() {
+	local d root round
+	for round in 1 2 3 4 5 6 7 8 9 10; do
+		for d in "${drivers[@]}"; do
+			for root in "$v1/$node_prefix-$d" "$v2/$node_prefix-$d"; do
+				[ -d "$root" ] && find "$root" -depth -type d -exec rmdir {} + 2>/dev/null
+			done
+		done
+		[ -z "$(for d in "${drivers[@]}"; do ls -d "$v1/$node_prefix-$d" "$v2/$node_prefix-$d"; done 2>/dev/null)" ] &&
+			return 0
+		sleep "0.$round"
+	done
+	echo "bench: some cgroups of $node_prefix-* are left (still in use?)" >&2
+}
 cleanup() {
-	local p d
+	local p
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	for d in "${drivers[@]}"; do
-		for root in "$v1/$node_prefix-$d" "$v2/$node_prefix-$d"; do
-			[ -d "$root" ] && find "$root" -depth -type d -exec rmdir {} + 2>/dev/null
-		done
-	done
+	remove_nodes
 	return 0
 }
 
@@ -72,6 +85,7 @@ run_in() {
 hex() { od -An -N"$1" -tx1 /dev/urandom | tr -d ' \n'; }
 
 build_node() {
+	[ ! -d "$v1/$node_prefix-$1" ] || { echo "bench: $v1/$node_prefix-$1 exists: another run?" >&2; return 1; }
 	local d=$1 nd=$data/$1 qos uid id p c cg s svcs
 	svcs=(containerd kubelet systemd-journald systemd-logind systemd-udevd systemd-networkd
 	      systemd-resolved dbus cron ssh chrony rsyslog)
