@@ -675,7 +675,8 @@ else
 	ln -s "$work/outside" "$d/sub/out"         # matched by the glob below: not followed
 	printf '{ "cgroups": [ { "match": "/cse-hard-%s", "paths": ["%s", "%s/*"] } ] }\n' \
 		"$$" "$d" "$d/sub" >"$work/files.json"
-	if start_exporter --config.file="$work/files.json"; then
+	# every file of the cgroup named (the default names only the host's top 20)
+	if start_exporter --config.file="$work/files.json" --collector.perfile.cgroup-top=100; then
 		start=$SECONDS
 		curl -s -m 20 "$base/metrics" >"$work/files.prom"
 		took=$((SECONDS - start))
