@@ -1188,7 +1188,11 @@ static bool path_enter(struct files_ctx *ctx, const char *path, uint64_t *outer)
 		skip(ctx, SKIP_FS_TYPE);
 		return false;
 	}
-	mnt_id = ctx->fstypes ? fstypes_path_mount(ctx->fstypes, path) : QUARANTINE_NO_MOUNT;
+	mnt_id = QUARANTINE_NO_MOUNT;
+	if (ctx->fstypes) {
+		load_self(ctx); /* excluding nothing, path_excluded() did not */
+		mnt_id = fstypes_path_mount(ctx->fstypes, path);
+	}
 	if (quarantine_holds(mnt_id)) {
 		skip(ctx, SKIP_MOUNT_STUCK);
 		return false;

@@ -1005,7 +1005,7 @@ hostile_fuse() {
 # overlay is excluded for its layer's type, whether the layer is named by an absolute path or by
 # one relative to the mounter's working directory (mountinfo then cannot place it).
 hostile_fuse_overlay() {
-	local src=$work/fo-src d=$work/fo mnt=$work/fo/fuse bindfs_pid rc n how
+	local src=$work/fo-src d=$work/fo mnt=$work/fo/fuse bindfs_pid rc n
 	if ! command -v bindfs >/dev/null; then skip "FUSE below overlay: bindfs not installed"; return; fi
 	hostile_tree fuseovl && mkdir "$sub/abs" "$sub/rel" || { fail "FUSE below overlay: no cgroup"; return; }
 	mkdir -p "$src/l" "$mnt" "$d/top" "$d/abs" "$d/rel"
@@ -1139,11 +1139,50 @@ print(out.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n"))' "$d
 	hostile_cleanup
 }
 
+# 8. Borrowed identity: a user who owns a delegated cgroup names its children like a pod, a
+# container or a rootless container of another user. The oracle is the cgroups' owners (stat):
+# below one root does not own, no runtime's or pod's name is believed, but rootless podman's
+# below user@UID.service; the same names in root-owned cgroups are.
+hostile_borrowed() {
+	local sub id=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+	local uid_=5d3a3f2e_8b1c_4e0a_9f6d_2c7b1a0e9d84 uid=5d3a3f2e-8b1c-4e0a-9f6d-2c7b1a0e9d84
+	local pod ctl user
+	hostile_tree borrowed || { fail "borrowed: no cgroup"; return; }
+	pod=deleg.slice/deleg-kubepods.slice/deleg-kubepods-besteffort.slice/deleg-kubepods-besteffort-pod$uid_.slice
+	ctl=ctl.slice/ctl-kubepods.slice/ctl-kubepods-besteffort.slice/ctl-kubepods-besteffort-pod$uid_.slice
+	user=user.slice/user-65534.slice/user@65534.service
+	mkdir -p "$sub/$pod" "$sub/deleg-docker/docker-$id.scope" "$sub/$ctl" "$sub/root-docker/docker-$id.scope" \
+		"$sub/$user/user.slice/libpod-$id.scope" "$sub/user.slice/user-65534.slice/x.service/libpod-$id.scope" ||
+		{ fail "borrowed: cgroups"; hostile_cleanup; return; }
+	chown -R 65534 "$sub/deleg.slice/deleg-kubepods.slice" "$sub/deleg-docker" "$sub/$user" \
+		"$sub/user.slice/user-65534.slice/x.service"
+	"$bin" --once --path.cgroupfs="$sub" >"$work/borrowed.prom" 2>/dev/null
+	borrowed_info() { grep "^cachestat_cgroup_info{cgroup=\"/$1\"[,}]" "$work/borrowed.prom"; }
+	borrowed_info "$pod" | grep -q pod_uid= && fail "borrowed: a pod UID below a user's cgroup is believed" ||
+		pass "borrowed: no pod UID below a user's cgroup"
+	borrowed_info "$ctl" | grep -q "pod_uid=\"$uid\"" && pass "borrowed: the same names root made give the pod UID" ||
+		fail "borrowed: the root-owned pod slice has no pod UID"
+	borrowed_info "deleg-docker/docker-$id.scope" | grep -q container_id= &&
+		fail "borrowed: a container id below a user's cgroup is believed" ||
+		pass "borrowed: no container id below a user's cgroup"
+	borrowed_info "root-docker/docker-$id.scope" | grep -q "container_runtime=\"docker\",container_id=\"$id\"" &&
+		pass "borrowed: the same scope root made is docker's" || fail "borrowed: the root-owned scope has no id"
+	borrowed_info "$user/user.slice/libpod-$id.scope" |
+		grep -q "container_runtime=\"podman\",container_id=\"$id\",rootless_uid=\"65534\"" &&
+		pass "borrowed: rootless podman below user@65534.service, with its uid" ||
+		fail "borrowed: rootless podman not recognised: $(borrowed_info "$user/user.slice/libpod-$id.scope")"
+	borrowed_info "user.slice/user-65534.slice/x.service/libpod-$id.scope" | grep -q container_id= &&
+		fail "borrowed: a podman scope below a user's other service is believed" ||
+		pass "borrowed: no container below a user's service that is not its manager"
+	no_dup_series "$work/borrowed.prom" "borrowed"
+	hostile_cleanup
+}
+
 if [ "$(id -u)" -ne 0 ] || ! [ -w "$cg2" ] || ! command -v setpriv >/dev/null; then
 	skip "hostile processes" "need root, a writable cgroup v2 at $cg2 and setpriv"
 else
 	trap 'hostile_cleanup; cleanup' EXIT
-	for t in ${HOSTILE_CASES:-oracle race fuse fuse_overlay fair labels}; do "hostile_$t"; done
+	for t in ${HOSTILE_CASES:-oracle race fuse fuse_overlay fair labels borrowed}; do "hostile_$t"; done
 fi
 
 # ==== serving under attack: a hung file system, slow clients, auth, self metrics ====
