@@ -669,7 +669,7 @@ static void log_skip(const struct skiplog_event *ev, uint64_t suppressed)
 }
 
 /*
- * What a scrape will carry, said once at start (and again on SIGHUP), so that whoever budgets a
+ * What a scrape will carry, said once at start, so that whoever budgets a
  * fleet's series reads it in the log rather than in the first scrape.
  */
 static void log_budget(const struct args *a, const struct config *cfg)
