@@ -20,6 +20,7 @@ SUITES = \
 	fanotify='tests/integration/fanotify.sh' \
 	arm64='tests/integration/cross-arm64.sh' \
 	hardening='tests/integration/hardening.sh' \
+	hapair='tests/integration/hapair.sh' \
 	dashboards='dashboards/check.sh' \
 	deploy='deploy/check.sh' \
 	package='scripts/check-package.sh' \
@@ -28,7 +29,7 @@ SUITES = \
 	e2e='tests/e2e/run.sh' \
 	kernel='kernel/scripts/test.sh'
 
-.PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series bench-exporter bench-fanotify demo fuzz loadtest clean
+.PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series bench-exporter bench-fanotify bench-cardinality bench-fleet demo fuzz loadtest clean
 
 all: exporter
 
@@ -78,6 +79,16 @@ bench-exporter: deps exporter
 
 bench-fanotify: deps exporter
 	tests/bench/fanotify.sh
+
+# Series per family, per cgroup and in all, and their churn, of two 110-pod nodes (both kubelet
+# cgroup drivers) as real cgroups, with the DaemonSet's flags and config.
+bench-cardinality: deps exporter
+	nice -n 10 tests/bench/cardinality.sh
+
+# 50 exporters over those nodes behind Debian's Prometheus (every rule file loaded) writing to
+# victoria-metrics, 10 minutes: head series, memory, samples/s, rule and dashboard query times.
+bench-fleet: deps exporter
+	nice -n 10 tests/bench/fleet.sh
 
 demo: deps exporter
 	tests/e2e/demo.sh

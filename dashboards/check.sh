@@ -93,4 +93,20 @@ done
 "${tool[@]}" rulefile --dashboard "$tmp/broken.json" "$tmp/broken.yml" >/dev/null
 reject "promtool rejects a dashboard expression that does not parse" promtool check rules "$tmp/broken.yml"
 
+# The fleet dashboard: recorded series only (rules/cachestat.fleet.yml), filtered by job, cluster
+# and node; its expressions parse; a panel on a raw family or without the node filter is rejected.
+fleet=$here/cachestat-fleet.json
+tally "${tool[@]}" fleetlint --dashboard "$fleet"
+if "${tool[@]}" rulefile --dashboard "$fleet" "$tmp/fleet.yml" >"$tmp/count" 2>"$tmp/out" &&
+	promtool check rules "$tmp/fleet.yml" >>"$tmp/out" 2>&1; then
+	ok "all $(cat "$tmp/count") fleet dashboard expressions parse (promtool check rules)"
+else
+	ko "fleet dashboard expressions parse (promtool check rules)"
+fi
+sed 's/instance_pod:cachestat_recently_evicted:top10_bytes/cachestat_cgroup_recently_evicted_bytes/' \
+	"$fleet" >"$tmp/fleet-raw.json"
+reject "fleetlint rejects a panel on a raw family" "${tool[@]}" fleetlint --dashboard "$tmp/fleet-raw.json"
+sed 's/, instance=~\\"\$node\\"//' "$fleet" >"$tmp/fleet-nonode.json"
+reject "fleetlint rejects a panel without the node filter" "${tool[@]}" fleetlint --dashboard "$tmp/fleet-nonode.json"
+
 finish

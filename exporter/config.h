@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,13 +18,14 @@ struct config_cgroup {
 struct config {
 	struct config_cgroup *cgroups;
 	size_t n_cgroups;
-	unsigned per_file_top;
+	unsigned per_file_top; /* CONFIG_PER_FILE_TOP_UNSET: --collector.perfile.cgroup-top decides */
 	uint64_t max_files_per_scan;
 	uint64_t max_files_per_cgroup;
 	double max_scan_seconds;
 };
 
-#define CONFIG_DEFAULT_PER_FILE_TOP 10
+#define CONFIG_PER_FILE_TOP_UNSET UINT_MAX
+#define CONFIG_DEFAULT_PER_FILE_TOP CONFIG_PER_FILE_TOP_UNSET
 #define CONFIG_MAX_PER_FILE_TOP 10000
 #define CONFIG_DEFAULT_MAX_FILES_PER_SCAN 1000000
 #define CONFIG_DEFAULT_MAX_FILES_PER_CGROUP 200000

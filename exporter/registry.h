@@ -81,6 +81,8 @@ struct collector_def {
 	 * other trouble is for the collector to report in its scans (the daemon runs on).
 	 */
 	int (*setup)(const struct collector_options *opts);
+	/* What it will send beyond its name, for the line logged at start (optional). */
+	void (*describe)(const struct config *cfg, char *buf, size_t size);
 
 	/*
 	 * Once per scan, before the walk, in registry order: 1 to take part in this scan, 0 to sit

@@ -73,6 +73,7 @@ struct snap_file {
 	uint64_t size;
 	struct snap_counts c;
 	uint64_t dev, ino; /* identity, for a choice among equals that needs no path */
+	size_t cgroup;     /* during a scan: its cgroup's index in snapshot.cgroups (node-wide top) */
 };
 
 /* Collectors a program can hold (registry.h); a snapshot has a slot for each. */

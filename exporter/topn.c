@@ -30,6 +30,9 @@ static int rank_cmp(const struct snap_file *a, const struct snap_file *b)
 		return a->dev > b->dev ? -1 : 1;
 	if (a->ino != b->ino)
 		return a->ino > b->ino ? -1 : 1;
+	/* the same file in two cgroups (node-wide): the later cgroup ranks lower */
+	if (a->cgroup != b->cgroup)
+		return a->cgroup > b->cgroup ? -1 : 1;
 	return 0;
 }
 
@@ -106,11 +109,15 @@ static int best_first(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-/* By path; equal paths best first, so that the best keeps the plain name. */
+/* By cgroup and path; equal ones best first, so that the best keeps the plain name. */
 static int by_path(const void *a, const void *b)
 {
 	const struct snap_file *const *x = a, *const *y = b;
-	int r = strcmp((*x)->path, (*y)->path);
+	int r;
+
+	if ((*x)->cgroup != (*y)->cgroup)
+		return (*x)->cgroup < (*y)->cgroup ? -1 : 1;
+	r = strcmp((*x)->path, (*y)->path);
 
 	return r ? r : -rank_cmp(*x, *y);
 }
@@ -135,7 +142,8 @@ static int make_unique(struct snap_file *files, size_t n)
 	for (size_t i = 0; i < n && r == 0;) {
 		size_t j = i + 1;
 
-		while (j < n && strcmp(order[j]->path, order[i]->path) == 0)
+		while (j < n && order[j]->cgroup == order[i]->cgroup &&
+		       strcmp(order[j]->path, order[i]->path) == 0)
 			j++;
 		for (size_t k = i + 1; k < j; k++) {
 			char *p;

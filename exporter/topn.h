@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * topn: keeps the N files of a cgroup with the most cached + recently evicted bytes, for the
- * per-file series. A min-heap of N entries, so a scan of a million files holds N paths.
+ * topn: keeps the N files of a cgroup (or of the node: snap_file.cgroup tells the cgroups apart)
+ * with the most cached + recently evicted bytes, for the per-file series. A min-heap of N entries, so a scan of a million files holds N paths.
  * Ties go to the smaller (device, inode), so the choice does not depend on the order of the scan
  * and needs no path: the caller works one out (a readlink) only for a file that enters.
  */
@@ -38,8 +38,8 @@ int topn_offer(struct topn *t, struct snap_file *f);
 
 /*
  * Hands the kept files over, best first (equal keys by path), their paths made valid UTF-8
- * (utf8_sanitize(), one-to-one); a path that occurs twice (two deleted files of the same name)
- * gets the text \#N appended, which no sanitized name contains, so that every series stays
+ * (utf8_sanitize(), one-to-one); a path that occurs twice in one cgroup (two deleted files of the
+ * same name) gets the text \#N appended, which no sanitized name contains, so that every series stays
  * unique. Resets t for reuse.
  * Returns 0 or -ENOMEM (then nothing is handed over and t is reset).
  */

@@ -372,6 +372,7 @@ def cmd_exprs(args):
     dash = load(args.dashboard)
     values = {"job": args.job, "instance": args.instance, "cgroup": args.cgroup,
               "namespace": args.namespace, "pod": args.pod, "container": args.container,
+              "cluster": args.cluster, "node": args.node, "topn": args.topn,
               "datasource": "prometheus", "__rate_interval": args.rate_interval}
     for kind, name, expr in exprs_substituted(dash, values):
         if args.panels_only and kind != "panel":
@@ -383,7 +384,8 @@ def cmd_exprs(args):
 def cmd_rulefile(args):
     dash = load(args.dashboard)
     values = {"job": "cachestat", "instance": "localhost:9451", "cgroup": "/system.slice/db.service",
-              "namespace": "shop", "pod": "web-0", "container": "nginx", "datasource": "prometheus"}
+              "namespace": "shop", "pod": "web-0", "container": "nginx", "datasource": "prometheus",
+              "cluster": ".*", "node": ".*", "topn": "10"}
     out = ["groups:", "  - name: dashboard-expressions", "    rules:"]
     for i, (kind, name, expr) in enumerate(exprs_substituted(dash, values)):
         out.append("      # %s %s" % (kind, name.replace("\n", " ")))
@@ -393,6 +395,37 @@ def cmd_rulefile(args):
         f.write("\n".join(out) + "\n")
     print(i + 1)
     return 0
+
+
+def fleet_lint(dash, report):
+    """The fleet dashboard: every panel reads recorded series only, filtered by job, cluster, node."""
+    report.check("fleet dashboard uid is 'cachestat-fleet'",
+                 [] if dash.get("uid") == "cachestat-fleet" else ["uid is %r" % dash.get("uid")])
+    report.check("fleet dashboard schemaVersion is %d" % SCHEMA_VERSION,
+                 [] if dash.get("schemaVersion") == SCHEMA_VERSION else ["schemaVersion %r" % dash.get("schemaVersion")])
+    vars_ = variables(dash)
+    report.check("fleet dashboard has job, cluster, node and topn variables",
+                 ["no variable %r" % v for v in ("datasource", "job", "cluster", "node", "topn") if v not in vars_])
+    unrecorded, unfiltered, n = [], [], 0
+    for kind, name, expr in expressions(dash):
+        if kind != "panel":
+            continue
+        for metric, matchers in selectors(re.sub(r"\$\{?topn\}?", "10", expr)):
+            n += 1
+            if ":" not in metric:
+                unrecorded.append("%s reads %s" % (name, metric or "a selector without a name"))
+            for label, var in (("job", "$job"), ("cluster", "$cluster"), ("instance", "$node")):
+                if not re.search(r'\b%s\s*=~\s*"\%s"' % (label, var), matchers):
+                    unfiltered.append("%s: %s without %s=~\"%s\"" % (name, metric, label, var))
+    report.check("fleet panels read only recorded series (level:metric:operations), %d selectors" % n,
+                 unrecorded or ([] if n else ["no selector found"]))
+    report.check("fleet panels filter on job, cluster and node", unfiltered)
+
+
+def cmd_fleetlint(args):
+    report = Report()
+    fleet_lint(load(args.dashboard), report)
+    return 1 if report.failed else 0
 
 
 def cmd_lint(args):
@@ -643,6 +676,9 @@ def main():
     for var in IDENTITY_VARS:
         p.add_argument("--" + var, default=".*", help="regular expression for %s=~ (default .*)" % var)
     p.add_argument("--rate-interval", default="1m")
+    p.add_argument("--cluster", default=".*", help="regular expression for cluster=~ (fleet dashboard)")
+    p.add_argument("--node", default=".*", help="regular expression for instance=~ (fleet dashboard)")
+    p.add_argument("--topn", default="10", help="the fleet dashboard's top N")
     p.add_argument("--tsv", action="store_true", help="print kind<TAB>name<TAB>expression")
     p.add_argument("--panels-only", action="store_true", help="leave out the template variables' queries")
     p.set_defaults(func=cmd_exprs)
@@ -655,6 +691,10 @@ def main():
     p = sub.add_parser("lint", help="check the dashboard's conventions")
     p.add_argument("--dashboard", default=default)
     p.set_defaults(func=cmd_lint)
+
+    p = sub.add_parser("fleetlint", help="check the fleet dashboard's conventions")
+    p.add_argument("--dashboard", default=os.path.join(here, "..", "cachestat-fleet.json"))
+    p.set_defaults(func=cmd_fleetlint)
 
     p = sub.add_parser("rules", help="check rule files and their unit tests")
     p.add_argument("--rule-files", nargs="+", required=True)

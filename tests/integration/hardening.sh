@@ -675,7 +675,8 @@ else
 	ln -s "$work/outside" "$d/sub/out"         # matched by the glob below: not followed
 	printf '{ "cgroups": [ { "match": "/cse-hard-%s", "paths": ["%s", "%s/*"] } ] }\n' \
 		"$$" "$d" "$d/sub" >"$work/files.json"
-	if start_exporter --config.file="$work/files.json"; then
+	# every file of the cgroup named (the default names only the host's top 20)
+	if start_exporter --config.file="$work/files.json" --collector.perfile.cgroup-top=100; then
 		start=$SECONDS
 		curl -s -m 20 "$base/metrics" >"$work/files.prom"
 		took=$((SECONDS - start))
@@ -856,7 +857,8 @@ hostile_oracle() {
 	sed 's/^/  | kernel says: /' "$work/orc-run/ready"
 	expected=$(sed -n 's/^allowed //p' "$work/orc-run/ready" | sort | tr '\n' ' ')
 	printf '{ "per_file_top": 100 }\n' >"$work/orc.json"
-	start_exporter --path.cgroupfs="$sub" --config.file="$work/orc.json" || return
+	start_exporter --path.cgroupfs="$sub" --config.file="$work/orc.json" \
+		--collector.perfile.families=cached,size || return
 	curl -s "$base/metrics" >"$work/orc.prom"
 	got=$(sed -n "s|^cachestat_file_size_bytes{cgroup=\"/h\",path=\"\\($d/[^\"]*\\)\"}.*|\\1|p" \
 		"$work/orc.prom" | sort | tr '\n' ' ')
@@ -1103,7 +1105,8 @@ hostile_labels() {
 		exec 5<"$1/x (deleted) (2)" 6<"$1/$2"; exec sleep 1000' sh "$d" $'b\\x\xffy'
 	sleep 0.3
 	printf '{ "per_file_top": 100 }\n' >"$work/lbl.json"
-	"$bin" --once --path.cgroupfs="$sub" --config.file="$work/lbl.json" >"$work/lbl.prom" 2>/dev/null
+	"$bin" --once --path.cgroupfs="$sub" --config.file="$work/lbl.json" --collector.perfile.families=size \
+		--collector.perfile.unlinked=keep >"$work/lbl.prom" 2>/dev/null
 	n=$(grep -c '^cachestat_cgroup_files{cgroup="/c' "$work/lbl.prom")
 	eq "labels: the two c-cgroups have two series" "$n" 2
 	n=$(grep -c "^cachestat_file_size_bytes{cgroup=\"/p\",path=\"$d/x" "$work/lbl.prom")

@@ -105,11 +105,16 @@ cat >"$config" <<JSON
 }
 JSON
 
+# Every per-file family, deleted files named: these cases check each against its oracle (the
+# defaults, fewer, are checked apart below).
+all_files=("--collector.perfile.families=cached,dirty,writeback,evicted,recently_evicted,size"
+	--collector.perfile.unlinked=keep)
+
 # ---- the daemon ----
 port=$(pick_port 29451) || { fail "no free port from 29451"; finish; }
 # shellcheck disable=SC2034 # read by start_exporter (tests/lib/tap.sh)
 log=$work/exporter.log
-start_exporter --config.file="$config"
+start_exporter --config.file="$config" "${all_files[@]}"
 metrics=$work/metrics.prom
 
 value() { # value METRIC LABELS  (exact label set, as printed)
@@ -278,7 +283,7 @@ check "daemon logs are logfmt lines with time, level, source and msg" \
 cp "$work/good.json" "$config"
 
 # ---- --once ----
-"$bin" --once --path.cgroupfs="$cg2" --config.file="$config" >"$work/once.prom" 2>"$work/once.err"
+"$bin" --once --path.cgroupfs="$cg2" --config.file="$config" "${all_files[@]}" >"$work/once.prom" 2>"$work/once.err"
 check "--once exits 0" test $? -eq 0
 check "--once text is clean for promtool" bash -c "promtool check metrics <'$work/once.prom'"
 check "--once text has the cgroup" grep -q "^cachestat_cgroup_files{cgroup=\"$label\"} 7$" "$work/once.prom"
@@ -288,7 +293,7 @@ json_data_cached() {
 }
 for attempt in 1 2 3 4 5; do
 	warm
-	"$bin" --once --format=json --path.cgroupfs="$cg2" --config.file="$config" >"$work/once.json" 2>>"$work/once.err"
+	"$bin" --once --format=json --path.cgroupfs="$cg2" --config.file="$config" "${all_files[@]}" >"$work/once.json" 2>>"$work/once.err"
 	rc=$?
 	[ "$(json_data_cached)" = "$(roundup "$data_size")" ] && break
 done
@@ -309,7 +314,7 @@ for caps in sys_ptrace,dac_read_search,fowner,checkpoint_restore sys_ptrace,dac_
 	plus=+${caps//,/,+}
 	setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups \
 		--inh-caps=-all,"$plus" --ambient-caps=-all,"$plus" --bounding-set=-all,"$plus" \
-		"$bin" --once --path.cgroupfs="$cg2" --config.file="$config" >"$work/nobody.prom" 2>"$work/nobody.err"
+		"$bin" --once --path.cgroupfs="$cg2" --config.file="$config" "${all_files[@]}" >"$work/nobody.prom" 2>"$work/nobody.err"
 	eq "--once as nobody with $caps: files of the cgroup" \
 		"$(awk -v k="cachestat_cgroup_files{cgroup=\"$label\"}" '$1 == k { print $2 }' "$work/nobody.prom")" 7
 	eq "--once as nobody with $caps: the mapped busybox is counted" \
@@ -332,6 +337,25 @@ printf '{ "per_file_top": 3, "colour": "blue" }\n' >"$work/bad2.json"
 "$bin" --once --path.cgroupfs="$cg2" --config.file="$work/bad2.json" >/dev/null 2>"$work/bad2.err"
 eq "config with an unknown key exits 1" "$?" 1
 check "unknown key is named" grep -q 'unknown key \\"colour\\"' "$work/bad2.err"
+
+# ---- the per-file defaults: node-wide top, two families, deleted files not named ----
+printf '{ "cgroups": [ { "match": "/cse-it-*", "paths": ["%s/assigned"] } ] }\n' "$work" >"$work/def.json"
+"$bin" --once --path.cgroupfs="$cg2" --config.file="$work/def.json" \
+	--collector.perfile.cgroup-top=1000 >"$work/def-all.prom" 2>/dev/null
+"$bin" --once --path.cgroupfs="$cg2" --config.file="$work/def.json" >"$work/def.prom" 2>"$work/def.err"
+def_value() { awk -v k="$1{$2}" 'index($0, k " ") == 1 { print $NF }' "$work/def-all.prom"; }
+check "defaults: the read file is named (every file of the cgroup asked for)" \
+	test -n "$(def_value cachestat_file_cached_bytes "cgroup=\"$label\",path=\"$data\"")"
+check "defaults: the deleted file has no series of its own" \
+	bash -c "! grep -q '(deleted)' '$work/def-all.prom'"
+eq "defaults: the deleted file still counts in its cgroup's files" \
+	"$(def_value cachestat_cgroup_files "cgroup=\"$label\"")" 7
+check "defaults: no per-file size, dirty, writeback or evicted family" \
+	bash -c "! grep -Eq '^cachestat_file_(size|dirty|writeback|evicted)_bytes' '$work/def.prom'"
+n=$(grep -c '^cachestat_file_cached_bytes{' "$work/def.prom")
+check "defaults: at most 20 per-file series a family over the host ($n)" test "$n" -ge 1 -a "$n" -le 20
+check "defaults: the start says what it will send" \
+	grep -q 'will send: .*perfile: top 20 files of the node, top 0 of each cgroup, families cached,recently_evicted, memfds and deleted files not named' "$work/def.err"
 
 # ---- the seed ABI: the same probe on the patched 6.1 kernel, if one was built already ----
 # The e2e guest runs that kernel; here its bzImage boots a busybox initramfs in QEMU (TCG, no
@@ -416,10 +440,10 @@ v1_state() {
 # reclaim or drop page cache at any time, and the oracles are read around the scan.
 v1_scan() {
 	local attempt before
-	printf '{ "limits": { "max_scan_seconds": 60 } }\n' >"$work/v1.json"
+	printf '{ "per_file_top": 10, "limits": { "max_scan_seconds": 60 } }\n' >"$work/v1.json"
 	for attempt in 1 2 3 4 5; do
 		before=$(v1_state)
-		"$bin" --once --config.file="$work/v1.json" >"$work/v1.prom" 2>"$work/v1.err"
+		"$bin" --once --config.file="$work/v1.json" "${all_files[@]}" >"$work/v1.prom" 2>"$work/v1.err"
 		[ "$before" = "$(v1_state)" ] && return 0
 		echo "     (page cache of the v1 cgroups moved during the scan, attempt $attempt)"
 		sleep 1

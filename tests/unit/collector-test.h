@@ -13,12 +13,24 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
 #include "collect.h"
 #include "registry.h"
 #include "render.h"
+
+/* Sets a collector's own flag (--NAME=arg) as the command line would. */
+static inline void collector_flag_set(const char *name, const char *arg)
+{
+	for (size_t i = 0; i < registry_flag_count(); i++)
+		if (strcmp(registry_flag(i)->name, name) == 0) {
+			assert_int_equal(registry_flag(i)->parse(arg), 0);
+			return;
+		}
+	fail_msg("no flag --%s", name);
+}
 
 /* Writes content to root/rel. */
 static inline void tree_write(const char *root, const char *rel, const char *content)

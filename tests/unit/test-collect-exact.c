@@ -15,11 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "collect.h"
+#include "collector-test.h"
 #include "collector-cachestat.h"
 #include "collector-perfile.h"
 #include "registry.h"
@@ -104,6 +106,7 @@ static int setup(void **state)
 		 " && head -c 100 /dev/zero > %s/odd/eperm && head -c 200 /dev/zero > %s/odd/hugetlb"
 		 " && head -c 300 /dev/zero > %s/odd/plain",
 		 root, root, data, root, root, root, data, data, data, data);
+	collector_flag_set("collector.perfile.node-top", "0"); /* test_node_top sets its own */
 	return system(cmd) == 0 ? 0 : -1;
 }
 
@@ -268,6 +271,66 @@ static void test_exact_top(void **state)
 	collector_free(c);
 }
 
+/* (dev, ino) of data/fN, from stat(2). */
+static void file_id(int n, uint64_t *ret_dev, uint64_t *ret_ino)
+{
+	char p[128];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/f%d", data, n);
+	assert_int_equal(stat(p, &st), 0);
+	*ret_dev = st.st_dev;
+	*ret_ino = st.st_ino;
+}
+
+/*
+ * The node's top: with equal page counts the files of smallest (dev, ino) win, whatever cgroup
+ * holds them, each in its own cgroup's list and in no other; per_file_top unset adds none.
+ */
+static void test_node_top(void **state)
+{
+	struct collector *c;
+	struct snapshot *s = NULL;
+	uint64_t dev[6], ino[6];
+	int best[2] = { 0, 0 }, kept = 0;
+
+	(void)state;
+	collector_flag_set("collector.perfile.node-top", "2");
+	c = make(PAGECACHE_ABI_MAINLINE,
+		 "{ \"cgroups\": [ { \"match\": \"/a\", \"paths\": [\"%s/f1\", \"%s/f2\"] },"
+		 " { \"match\": \"/b\", \"paths\": [\"%s/f3\", \"%s/f4\", \"%s/f5\"] } ] }",
+		 data, data, data, data, data);
+	for (int i = 1; i <= 5; i++)
+		file_id(i, &dev[i], &ino[i]);
+	for (int i = 1; i <= 5; i++) /* the two smallest (dev, ino) */
+		for (int k = 0; k < 2; k++)
+			if (!best[k] || dev[i] < dev[best[k]] ||
+			    (dev[i] == dev[best[k]] && ino[i] < ino[best[k]])) {
+				if (k == 0)
+					best[1] = best[0];
+				best[k] = i;
+				break;
+			}
+	assert_int_equal(collector_scan(c, &s), 0);
+	for (size_t i = 0; i < s->n_cgroups; i++) {
+		const struct perfile_cgroup *p = snap_cgroup_data(&s->cgroups[i], "perfile");
+
+		for (size_t j = 0; p && j < p->n_top; j++) {
+			int n = atoi(strrchr(p->top[j].path, '/') + 2);
+
+			assert_true(n == best[0] || n == best[1]);
+			assert_string_equal(s->cgroups[i].name, n <= 2 ? "/a" : "/b");
+			assert_int_equal(p->top[j].size, n);
+			assert_counts(&p->top[j].c, 1);
+			kept++;
+		}
+	}
+	assert_int_equal(kept, 2);
+	snapshot_unref(s);
+	collector_free(c);
+	collector_flag_set("collector.perfile.node-top", "0");
+}
+
 /* Skips by reason, exactly, and added up from scan to scan: never counted twice. */
 static void test_exact_skips(void **state)
 {
@@ -303,6 +366,7 @@ int main(void)
 		cmocka_unit_test(test_exact_mainline),
 		cmocka_unit_test(test_exact_seed),
 		cmocka_unit_test(test_exact_top),
+		cmocka_unit_test(test_node_top),
 		cmocka_unit_test(test_exact_skips),
 	};
 

@@ -13,12 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "collect.h"
+#include "collector-test.h"
 #include "collector-cachestat.h"
 #include "collector-memstat.h"
 #include "collector-perfile.h"
@@ -83,6 +85,8 @@ static int setup(void **state)
 	write_file("a/memory.stat", "file 8192\nworkingset_refault_file 5\n");
 	write_file("a/memory.numa_stat", "workingset_refault_file N0=2 N1=3\n");
 	write_file("b/memory.stat", "file 0\n");
+	/* these cases are about each cgroup's own top (per_file_top) */
+	collector_flag_set("collector.perfile.node-top", "0");
 	return 0;
 }
 
@@ -306,6 +310,58 @@ static void test_set_config(void **state)
 	free(json);
 }
 
+/* Whether a's per-file list names a file whose name starts with prefix or ends with suffix. */
+static bool names_in_top(const struct snap_cgroup *cg, const char *prefix, const char *suffix)
+{
+	const struct perfile_cgroup *p = snap_cgroup_data(cg, "perfile");
+
+	for (size_t i = 0; p && i < p->n_top; i++) {
+		size_t n = strlen(p->top[i].path);
+
+		if ((prefix && strncmp(p->top[i].path, prefix, strlen(prefix)) == 0) ||
+		    (suffix && n >= strlen(suffix) && strcmp(p->top[i].path + n - strlen(suffix), suffix) == 0))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A memfd and a deleted file held by this process (in /a): counted in /a's sums either way,
+ * named in per-file series only with --collector.perfile.unlinked=keep.
+ */
+static void test_unlinked(void **state)
+{
+	struct collector *c = make(PAGECACHE_ABI_MAINLINE, "{ \"per_file_top\": 10000 }");
+	char tmp[] = "/tmp/cse-unlinked-XXXXXX";
+	int mfd = memfd_create("cse-unlinked", MFD_CLOEXEC), tfd = mkstemp(tmp);
+	struct snapshot *s = NULL;
+	uint64_t files_skip;
+
+	(void)state;
+	assert_true(mfd >= 0 && tfd >= 0);
+	assert_int_equal(write(mfd, "x", 1), 1);
+	assert_int_equal(write(tfd, "x", 1), 1);
+	assert_int_equal(unlink(tmp), 0);
+
+	assert_int_equal(collector_scan(c, &s), 0);
+	files_skip = files_of(find(s, "/a"));
+	assert_false(names_in_top(find(s, "/a"), "/memfd:cse-unlinked", NULL));
+	assert_false(names_in_top(find(s, "/a"), NULL, " (deleted)"));
+	assert_true(n_top(find(s, "/a")) > 0);
+	snapshot_unref(s);
+
+	collector_flag_set("collector.perfile.unlinked", "keep");
+	assert_int_equal(collector_scan(c, &s), 0);
+	assert_int_equal(files_of(find(s, "/a")), files_skip); /* the sums are the same */
+	assert_true(names_in_top(find(s, "/a"), "/memfd:cse-unlinked", NULL));
+	assert_true(names_in_top(find(s, "/a"), NULL, " (deleted)"));
+	snapshot_unref(s);
+	collector_flag_set("collector.perfile.unlinked", "skip");
+	close(mfd);
+	close(tfd);
+	collector_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +371,7 @@ int main(void)
 		cmocka_unit_test(test_abi_none),
 		cmocka_unit_test(test_fail_at_begin),
 		cmocka_unit_test(test_set_config),
+		cmocka_unit_test(test_unlinked),
 	};
 
 	return cmocka_run_group_tests_name("collect", tests, setup, teardown);

@@ -129,8 +129,8 @@ static void known_root(struct snap_cgroup *cg)
 	assert_non_null(pf->top);
 	/* as topn_take() hands it over: sanitized, a backslash doubled, a bad byte as \xff */
 	pf->top[0] = (struct snap_file){ strdup("/var/lib/db/data \"quoted\"\\\\back\nline\\xff"), 8000,
-					 { 8192, 4096, 0, 0, 0 }, 8, 1 };
-	pf->top[1] = (struct snap_file){ strdup("/tmp/gone (deleted)"), 2000, { 0, 0, 0, 40960, 12288 }, 8, 2 };
+					 { 8192, 4096, 0, 0, 0 }, 8, 1, 0 };
+	pf->top[1] = (struct snap_file){ strdup("/tmp/gone (deleted)"), 2000, { 0, 0, 0, 40960, 12288 }, 8, 2, 0 };
 }
 
 /* A snapshot with every kind of series, names that need escaping, absent memory.stat. */

@@ -156,6 +156,43 @@ static void test_two_same_paths(void **state)
 	topn_done(&t);
 }
 
+/*
+ * The node's top: one file held in two cgroups is two series told apart by their cgroup label,
+ * so each keeps its plain name; two of one name in one cgroup still get the suffix.
+ */
+static void test_same_path_two_cgroups(void **state)
+{
+	struct snap_file a = { .size = 1, .c = { .cached = 300 }, .dev = 8, .ino = 1, .cgroup = 4 };
+	struct snap_file b = { .size = 1, .c = { .cached = 300 }, .dev = 8, .ino = 1, .cgroup = 7 };
+	struct snap_file c = { .size = 1, .c = { .cached = 100 }, .dev = 8, .ino = 2, .cgroup = 7 };
+	struct topn t;
+	struct snap_file *f;
+	size_t n, suffixed = 0;
+
+	(void)state;
+	assert_int_equal(topn_init(&t, 5), 0);
+	a.path = strdup("/srv/shared");
+	b.path = strdup("/srv/shared");
+	c.path = strdup("/srv/shared");
+	topn_offer(&t, &a);
+	topn_offer(&t, &b);
+	topn_offer(&t, &c);
+	assert_int_equal(topn_take(&t, &f, &n), 0);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		if (f[i].ino == 1)
+			assert_string_equal(f[i].path, "/srv/shared");
+		else
+			assert_string_equal(f[i].path, "/srv/shared\\#2");
+		suffixed += strcmp(f[i].path, "/srv/shared") != 0;
+	}
+	assert_int_equal(suffixed, 1);
+	for (size_t i = 0; i < n; i++)
+		snap_file_done(&f[i]);
+	free(f);
+	topn_done(&t);
+}
+
 static void test_same_path_made_unique(void **state)
 {
 	struct topn t;
@@ -228,6 +265,7 @@ int main(void)
 		cmocka_unit_test(test_zero_keeps_nothing),
 		cmocka_unit_test(test_fewer_than_n),
 		cmocka_unit_test(test_same_path_made_unique),
+		cmocka_unit_test(test_same_path_two_cgroups),
 		cmocka_unit_test(test_two_same_paths),
 		cmocka_unit_test(test_sanitized_collision),
 	};
