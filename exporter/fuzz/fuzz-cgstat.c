@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "cgstat.h"
+#include "parse/cgstat.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "collect.h"
-#include "registry.h"
-#include "render.h"
+#include "scan/collect.h"
+#include "scan/registry.h"
+#include "scan/render.h"
 
 /* Writes content to root/rel. */
 static inline void tree_write(const char *root, const char *rel, const char *content)

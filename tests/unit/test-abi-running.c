@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "pagecache.h"
+#include "base/pagecache.h"
 
 struct raw_cachestat {
 	uint64_t cache, dirty, writeback, evicted, recently_evicted;

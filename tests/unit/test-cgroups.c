@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "cgroups.h"
+#include "scan/cgroups.h"
 
 static void test_procs(void **state)
 {

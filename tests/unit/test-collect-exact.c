@@ -19,10 +19,10 @@
 
 #include <cmocka.h>
 
-#include "collect.h"
-#include "collector-cachestat.h"
-#include "collector-perfile.h"
-#include "registry.h"
+#include "scan/collect.h"
+#include "collectors/cachestat.h"
+#include "collectors/perfile.h"
+#include "scan/registry.h"
 
 /* Pages per file: cached, dirty, writeback, evicted, recently evicted; all different. */
 enum { P_CACHE = 7, P_DIRTY = 5, P_WRITEBACK = 3, P_EVICTED = 11, P_RECENT = 2 };

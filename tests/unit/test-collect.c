@@ -18,11 +18,11 @@
 
 #include <cmocka.h>
 
-#include "collect.h"
-#include "collector-cachestat.h"
-#include "collector-memstat.h"
-#include "collector-perfile.h"
-#include "registry.h"
+#include "scan/collect.h"
+#include "collectors/cachestat.h"
+#include "collectors/memstat.h"
+#include "collectors/perfile.h"
+#include "scan/registry.h"
 
 static int fake_calls;
 static int fake_delay_ms;

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "config.h"
+#include "parse/config.h"
 
 static int parse(const char *s, struct config **ret, char **ret_error)
 {

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "creds.h"
+#include "files/creds.h"
 
 static const char status_nobody[] = "Name:\tpython3\nUmask:\t0022\nState:\tS (sleeping)\n"
 				    "Uid:\t65534\t65534\t65534\t65534\n"

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "dircache.h"
+#include "files/dircache.h"
 
 static struct stat dir_stat(dev_t dev, ino_t ino, time_t mtime, time_t ctime)
 {

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 
-#include "fanotify.h"
+#include "fanotify/fanotify.h"
 
 static const char hybrid[] = "12:memory:/system.slice/db.service\n"
 			     "11:cpu,cpuacct:/system.slice/db.service\n"

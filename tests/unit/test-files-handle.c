@@ -21,7 +21,7 @@
 #include <cap-ng.h>
 #include <cmocka.h>
 
-#include "files.h"
+#include "files/files.h"
 
 static char dir[] = "/tmp/cse-fh-XXXXXX";
 

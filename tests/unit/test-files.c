@@ -26,7 +26,7 @@
 #include <cap-ng.h>
 #include <cmocka.h>
 
-#include "files.h"
+#include "files/files.h"
 
 struct seen {
 	int n;

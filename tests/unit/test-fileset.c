@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "fileset.h"
+#include "files/fileset.h"
 
 static void test_add_twice(void **state)
 {

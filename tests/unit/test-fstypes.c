@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fstypes.h"
+#include "files/fstypes.h"
 
 /* A memfd's mount is in no mountinfo, yet known: tmpfs, not excluded by default. */
 static void test_memfd(void **state)

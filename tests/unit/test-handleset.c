@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "handleset.h"
+#include "fanotify/handleset.h"
 
 #define SEC 1000000000ULL
 

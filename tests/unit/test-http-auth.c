@@ -22,9 +22,9 @@
 
 #include <cmocka.h>
 
-#include "collect.h"
-#include "http.h"
-#include "scheduler.h"
+#include "scan/collect.h"
+#include "serve/http.h"
+#include "serve/scheduler.h"
 
 static char cgroot[] = "/tmp/cse-auth-cg-XXXXXX";
 static const struct render_meta meta = { .version = "t", .revision = "t" };

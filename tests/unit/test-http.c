@@ -22,8 +22,8 @@
 #include <gnutls/gnutls.h>
 #include <zlib.h>
 
-#include "http.h"
-#include "registry.h"
+#include "serve/http.h"
+#include "scan/registry.h"
 
 static void expect_addr(const char *in, const char *host, unsigned port)
 {

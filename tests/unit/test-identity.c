@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "identity.h"
+#include "parse/identity.h"
 
 /* The expectations below name only the labels that apply; the rest are zero. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "memstat.h"
+#include "parse/memstat.h"
 
 /* An excerpt of a 6.1 memory.stat. */
 static const char stat_61[] = "anon 1540096\n"

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "mountinfo.h"
+#include "parse/mountinfo.h"
 
 /* proc(5)'s example, with optional fields and escapes. */
 static const char line_doc[] =

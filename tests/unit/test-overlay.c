@@ -22,8 +22,8 @@
 
 #include <cmocka.h>
 
-#include "mountinfo.h"
-#include "overlay.h"
+#include "parse/mountinfo.h"
+#include "files/overlay.h"
 
 /* ---- the layer list ---- */
 

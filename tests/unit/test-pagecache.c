@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "pagecache.h"
+#include "base/pagecache.h"
 
 enum fake_kernel { FAKE_SEED, FAKE_MAINLINE, FAKE_MAINLINE_EINVAL, FAKE_BOTH, FAKE_NONE, FAKE_BROKEN };
 

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "collector-test.h"
-#include "cgstat.h"
+#include "parse/cgstat.h"
 
 static char root[] = "/tmp/cse-pressure-XXXXXX";
 

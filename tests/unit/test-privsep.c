@@ -29,9 +29,9 @@
 #include <cmocka.h>
 #include <zlib.h>
 
-#include "config.h"
-#include "privsep.h"
-#include "registry.h"
+#include "parse/config.h"
+#include "privsep/privsep.h"
+#include "scan/registry.h"
 
 static char cgroot[] = "/tmp/cse-privsep-XXXXXX";
 static const struct render_meta meta = { .version = "t", .revision = "t" };

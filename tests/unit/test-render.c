@@ -15,12 +15,12 @@
 
 #include <cmocka.h>
 
-#include "collector-cachestat.h"
-#include "collector-memstat.h"
-#include "collector-perfile.h"
-#include "registry.h"
-#include "render.h"
-#include "utf8.h"
+#include "collectors/cachestat.h"
+#include "collectors/memstat.h"
+#include "collectors/perfile.h"
+#include "scan/registry.h"
+#include "scan/render.h"
+#include "base/utf8.h"
 
 static char *label(const char *s)
 {

@@ -19,8 +19,8 @@
 
 #include <cmocka.h>
 
-#include "registry.h"
-#include "scheduler.h"
+#include "scan/registry.h"
+#include "serve/scheduler.h"
 
 static int fake_calls;
 static int fake_delay_ms;

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "selfmetrics.h"
+#include "serve/selfmetrics.h"
 
 /* process_open_fds as rendered now, or -1. */
 static long rendered_fds(struct selfmetrics_proc *p)

@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "files.h"
-#include "skiplog.h"
+#include "files/files.h"
+#include "scan/skiplog.h"
 
 #define SEC 1000000000ULL
 

@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "registry.h"
-#include "util.h"
+#include "scan/registry.h"
+#include "base/util.h"
 
 #define MAX_FUNCTION_LINES 60
 

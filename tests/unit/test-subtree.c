@@ -20,12 +20,12 @@
 
 #include <cmocka.h>
 
-#include "collect.h"
-#include "collector-cachestat.h"
-#include "collector-subtree.h"
-#include "meminfo.h"
-#include "registry.h"
-#include "render.h"
+#include "scan/collect.h"
+#include "collectors/cachestat.h"
+#include "collectors/subtree.h"
+#include "parse/meminfo.h"
+#include "scan/registry.h"
+#include "scan/render.h"
 
 /* nr_cache = size in bytes, nr_dirty = 1, nr_evicted = 2, nr_recently_evicted = 1. */
 static long fake_cachestat(long nr, ...)

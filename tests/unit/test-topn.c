@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "topn.h"
+#include "scan/topn.h"
 
 static uint64_t next_ino = 1000;
 

@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "render.h"
-#include "utf8.h"
+#include "scan/render.h"
+#include "base/utf8.h"
 
 /* Reads a label value back as the text format defines it: \\, \" and \n. */
 static char *unescape_label(const char *s)

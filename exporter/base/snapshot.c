@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "base/snapshot.h"
+
+#include <stdlib.h>
+
+#include "scan/registry.h"
+
+static const char *const skip_names[_SKIP_MAX] = {
+	[SKIP_EPERM] = "eperm",
+	[SKIP_VANISHED] = "vanished",
+	[SKIP_NOT_REGULAR] = "not_regular",
+	[SKIP_LIMIT] = "limit",
+	[SKIP_NOT_FOUND] = "not_found",
+	[SKIP_UNSUPPORTED] = "unsupported",
+	[SKIP_ERROR] = "error",
+	[SKIP_OVERLAY_UNRESOLVED] = "overlay_unresolved",
+	[SKIP_NO_ACCESS] = "no_access",
+	[SKIP_FS_TYPE] = "fs_type",
+};
+
+const char *skip_reason_name(enum skip_reason r)
+{
+	return r < _SKIP_MAX ? skip_names[r] : NULL;
+}
+
+struct snapshot *snapshot_new(void)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->refs = 1;
+	return s;
+}
+
+struct snapshot *snapshot_ref(struct snapshot *s)
+{
+	if (s)
+		__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+	return s;
+}
+
+void snap_file_done(struct snap_file *f)
+{
+	free(f->path);
+	f->path = NULL;
+}
+
+void snapshot_unref(struct snapshot *s)
+{
+	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
+		return;
+	for (size_t i = 0; i < s->n_cgroups; i++) {
+		struct snap_cgroup *cg = &s->cgroups[i];
+
+		free(cg->name);
+		for (size_t j = 0; j < registry_count(); j++)
+			if (cg->data[j])
+				registry_get(j)->free_cgroup(cg->data[j]);
+	}
+	free(s->cgroups);
+	free(s->problem);
+	free(s);
+}
+
+const struct snap_collector *snapshot_collector(const struct snapshot *s, const char *name)
+{
+	int i = registry_find(name);
+
+	return i < 0 ? NULL : &s->collectors[i];
+}
+
+void *snap_cgroup_data(const struct snap_cgroup *cg, const char *name)
+{
+	int i = registry_find(name);
+
+	return i < 0 ? NULL : cg->data[i];
+}

@@ -1,0 +1,534 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#define _GNU_SOURCE
+#include "serve/scheduler.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zlib.h>
+
+#include "base/util.h"
+
+struct scheduler {
+	struct collector *c;
+	const struct render_meta *meta;
+	pthread_mutex_t lock;
+	pthread_cond_t timer; /* on CLOCK_MONOTONIC: the timer thread's */
+	/* all under lock */
+	uint64_t next_seq;       /* number of the next scan */
+	uint64_t running;        /* number of the scan scrapes wait for, 0: none */
+	uint64_t running_start_ns;
+	uint64_t done_seq;       /* highest number of a scan that ended */
+	unsigned scanners;       /* scanner threads alive: the running one and a stuck one */
+	bool timer_alive;
+	pthread_t timer_thread;  /* joined by scheduler_free(): it never waits on a file system */
+	struct sched_waiter *waiters;
+	bool stuck_alive;        /* a scan left behind has not ended yet */
+	uint64_t stuck_total;
+	uint64_t min_interval_ns; /* a body younger than this is served without a scan */
+	struct sched_body *latest;
+	bool closing;            /* scheduler_free() ran: the last thread out frees */
+};
+
+struct scan_job {
+	struct scheduler *s;
+	uint64_t seq;
+};
+
+static void body_free(struct sched_body *b)
+{
+	if (b->release) {
+		b->release(b);
+		return;
+	}
+	free(b->text);
+	free(b->gz);
+	free(b->problem);
+	free(b);
+}
+
+struct sched_body *sched_body_ref(struct sched_body *b)
+{
+	if (b)
+		atomic_fetch_add(&b->refs, 1);
+	return b;
+}
+
+void sched_body_unref(struct sched_body *b)
+{
+	if (b && atomic_fetch_sub(&b->refs, 1) == 1)
+		body_free(b);
+}
+
+uint64_t scheduler_now_ns(void)
+{
+	return monotonic_ns();
+}
+
+/* Deflates text into z's output: a new buffer of what it wrote. Ends z. */
+static int deflate_all(z_stream *z, const char *text, size_t len, int flush, size_t extra,
+		       unsigned char **ret, size_t *ret_len)
+{
+	_cleanup_free_ unsigned char *out = NULL;
+	size_t cap = deflateBound(z, len) + 16 + extra; /* + a sync flush's empty block */
+	int r;
+
+	out = malloc(cap);
+	if (!out) {
+		deflateEnd(z);
+		return -ENOMEM;
+	}
+	z->next_in = (unsigned char *)(uintptr_t)text;
+	z->avail_in = (uInt)len;
+	z->next_out = out;
+	z->avail_out = (uInt)cap;
+	r = deflate(z, flush);
+	deflateEnd(z);
+	if (flush == Z_FINISH ? r != Z_STREAM_END : (r != Z_OK || z->avail_in || !z->avail_out))
+		return -EIO;
+	*ret_len = cap - z->avail_out;
+	*ret = TAKE_PTR(out);
+	return 0;
+}
+
+int sched_gzip_start(const char *text, size_t len, unsigned char **ret, size_t *ret_len)
+{
+	z_stream z = { 0 };
+
+	/* the gzip wrapper writes the header; the sync flush leaves the member open */
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	return deflate_all(&z, text, len, Z_SYNC_FLUSH, 0, ret, ret_len);
+}
+
+int sched_gzip_end(uint32_t head_crc, size_t head_len, const char *text, size_t len,
+		   unsigned char **ret, size_t *ret_len)
+{
+	z_stream z = { 0 };
+	uint32_t crc, total;
+	unsigned char *out;
+	size_t n;
+	int r;
+
+	/*
+	 * Raw deflate: its blocks continue the member's, the last one final. A compressor of its
+	 * own that looks back no further than the text it is given, so the smallest window and
+	 * memory level do: this runs at every scrape, and the defaults' 268 KB of state, allocated,
+	 * cleared and freed each time, cost page faults and TLB shootdowns under load.
+	 */
+	if (deflateInit2(&z, 6, Z_DEFLATED, -9, 1, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	r = deflate_all(&z, text, len, Z_FINISH, 8, &out, &n);
+	if (r < 0)
+		return r;
+	crc = (uint32_t)crc32_combine(head_crc, crc32(0, (const Bytef *)text, (uInt)len), (z_off_t)len);
+	total = (uint32_t)(head_len + len); /* ISIZE: the length modulo 2^32 */
+	for (int i = 0; i < 4; i++) {
+		out[n + (size_t)i] = (unsigned char)(crc >> (8 * i));
+		out[n + 4 + (size_t)i] = (unsigned char)(total >> (8 * i));
+	}
+	*ret = out;
+	*ret_len = n + 8;
+	return 0;
+}
+
+/* The snapshot rendered once, text and gzip. NULL when out of memory. */
+static struct sched_body *body_render(struct snapshot *snap, const struct render_meta *meta,
+				      uint64_t seq)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	struct sched_body *b = calloc(1, sizeof(*b));
+	int r;
+
+	if (!b)
+		return NULL;
+	atomic_init(&b->refs, 1);
+	b->seq = seq;
+	f = open_memstream(&b->text, &b->len);
+	if (!f) {
+		body_free(b);
+		return NULL;
+	}
+	r = render_text(f, snap, meta);
+	if (fclose(TAKE_PTR(f)) != 0 || r < 0) {
+		body_free(b);
+		return NULL;
+	}
+	if (sched_gzip_start(b->text, b->len, &b->gz, &b->gz_len) < 0)
+		b->gz = NULL; /* served uncompressed */
+	b->crc = (uint32_t)crc32(0, (const Bytef *)b->text, (uInt)b->len);
+	b->problem = TAKE_PTR(snap->problem);
+	b->done_ns = scheduler_now_ns();
+	return b;
+}
+
+static void scheduler_destroy(struct scheduler *s)
+{
+	sched_body_unref(s->latest);
+	collector_free(s->c);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->timer);
+	free(s);
+}
+
+/* Under lock: takes the waiters that may go (their scan ended, or their deadline passed). */
+static struct sched_waiter *take_ready(struct scheduler *s, uint64_t now, bool all)
+{
+	struct sched_waiter *ready = NULL, **p = &s->waiters;
+
+	while (*p) {
+		struct sched_waiter *w = *p;
+
+		if (all || w->target <= s->done_seq || w->deadline <= now) {
+			*p = w->next;
+			w->next = ready;
+			ready = w;
+		} else {
+			p = &w->next;
+		}
+	}
+	return ready;
+}
+
+static void wake_list(struct sched_waiter *w)
+{
+	while (w) {
+		struct sched_waiter *next = w->next;
+
+		w->wake(w->userdata); /* may free w */
+		w = next;
+	}
+}
+
+/* Under lock: whether the scheduler's last thread has ended after scheduler_free(). */
+static bool last_out(const struct scheduler *s)
+{
+	return s->closing && s->scanners == 0 && !s->timer_alive;
+}
+
+struct private_scan {
+	struct collector *c;
+	struct snapshot *snap;
+	int r;
+};
+
+/*
+ * The scan, in a thread of its own with a descriptor table of its own (a copy): a process's
+ * threads share one, which makes every call on a descriptor take and drop a reference and
+ * lseek take the file's position lock. That was 5% of a scan's CPU, paid on the 4 calls per
+ * file. What the scan opens it closes; a descriptor it leaked would go with the thread.
+ * Without unshare (a container's seccomp profile), the scan runs on the shared table.
+ */
+static void *scan_private(void *arg)
+{
+	struct private_scan *p = arg;
+
+	(void)unshare(CLONE_FILES);
+	p->r = collector_scan(p->c, &p->snap);
+	return NULL;
+}
+
+/* collector_scan() in scan_private(), or here if no thread can be made. */
+static int scan_unshared(struct collector *c, struct snapshot **ret)
+{
+	struct private_scan p = { .c = c, .r = -EIO };
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, scan_private, &p) != 0)
+		return collector_scan(c, ret);
+	pthread_join(t, NULL);
+	if (p.r == 0)
+		*ret = p.snap;
+	return p.r;
+}
+
+static void *scanner(void *arg)
+{
+	struct scan_job *j = arg;
+	struct scheduler *s = j->s;
+	struct sched_body *b = NULL, *old = NULL;
+	struct sched_waiter *ready;
+	struct snapshot *snap = NULL;
+	bool last;
+
+	if (scan_unshared(s->c, &snap) == 0) {
+		b = body_render(snap, s->meta, j->seq);
+		snapshot_unref(snap);
+	}
+	pthread_mutex_lock(&s->lock);
+	if (b && (!s->latest || s->latest->seq < j->seq)) {
+		old = s->latest;
+		s->latest = TAKE_PTR(b);
+	}
+	if (j->seq > s->done_seq)
+		s->done_seq = j->seq;
+	if (s->running == j->seq)
+		s->running = 0;
+	else
+		s->stuck_alive = false; /* it was left behind */
+	ready = take_ready(s, scheduler_now_ns(), false);
+	pthread_cond_signal(&s->timer);
+	pthread_mutex_unlock(&s->lock);
+	sched_body_unref(old);
+	sched_body_unref(b); /* one older than the latest: a stuck scan that came back late */
+	free(j);
+	wake_list(ready);
+	/*
+	 * Counted out only now: the woken take their bodies from s, which scheduler_free() in
+	 * another thread would otherwise destroy under them, taking this thread for gone.
+	 */
+	pthread_mutex_lock(&s->lock);
+	s->scanners--;
+	last = last_out(s);
+	pthread_mutex_unlock(&s->lock);
+	if (last)
+		scheduler_destroy(s);
+	return NULL;
+}
+
+/* Under lock: leaves the running scan behind when it is stuck and none is left behind yet. */
+static void check_stuck(struct scheduler *s, uint64_t now)
+{
+	double limit;
+
+	if (!s->running || s->stuck_alive)
+		return;
+	limit = collector_max_scan_seconds(s->c) + SCHEDULER_STUCK_MARGIN_SECONDS;
+	if ((double)(now - s->running_start_ns) / 1e9 <= limit)
+		return;
+	s->running = 0;
+	s->stuck_alive = true;
+	s->stuck_total++;
+}
+
+/* Under lock: a scan in a new detached thread, when none runs. Returns 0 or -errno. */
+static int start_scan(struct scheduler *s, uint64_t now)
+{
+	struct scan_job *j;
+	pthread_attr_t attr;
+	pthread_t t;
+	int r;
+
+	if (s->running || s->scanners >= 2)
+		return 0;
+	j = malloc(sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	*j = (struct scan_job){ .s = s, .seq = s->next_seq };
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	r = pthread_create(&t, &attr, scanner, j);
+	pthread_attr_destroy(&attr);
+	if (r != 0) {
+		free(j);
+		return -r;
+	}
+	s->running = s->next_seq++;
+	s->running_start_ns = now;
+	s->scanners++;
+	return 0;
+}
+
+int scheduler_new(struct collector *c, const struct render_meta *meta, struct scheduler **ret)
+{
+	struct scheduler *s = calloc(1, sizeof(*s));
+	pthread_condattr_t ca;
+
+	if (!s)
+		return -ENOMEM;
+	s->c = c;
+	s->meta = meta;
+	s->next_seq = 1;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->timer, &ca);
+	pthread_condattr_destroy(&ca);
+	*ret = s;
+	return 0;
+}
+
+/* Wakes the waiters whose deadline passes; ends when scheduler_free() asks. */
+static void *timer(void *arg)
+{
+	struct scheduler *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->closing) {
+		uint64_t next = UINT64_MAX, now = scheduler_now_ns();
+		struct sched_waiter *ready = take_ready(s, now, false);
+
+		if (ready) {
+			pthread_mutex_unlock(&s->lock);
+			wake_list(ready);
+			pthread_mutex_lock(&s->lock);
+			continue;
+		}
+		for (struct sched_waiter *w = s->waiters; w; w = w->next)
+			if (w->deadline < next)
+				next = w->deadline;
+		if (next == UINT64_MAX) {
+			pthread_cond_wait(&s->timer, &s->lock);
+		} else {
+			struct timespec ts = { .tv_sec = (time_t)(next / 1000000000ULL),
+					       .tv_nsec = (long)(next % 1000000000ULL) };
+
+			pthread_cond_timedwait(&s->timer, &s->lock, &ts);
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* Under lock: the timer thread, when there is none. Returns 0 or -errno. */
+static int start_timer(struct scheduler *s)
+{
+	int r;
+
+	if (s->timer_alive)
+		return 0;
+	r = pthread_create(&s->timer_thread, NULL, timer, s);
+	if (r != 0)
+		return -r;
+	s->timer_alive = true;
+	return 0;
+}
+
+int scheduler_enqueue(struct scheduler *s, uint64_t budget_ns, bool scan, struct sched_waiter *w)
+{
+	uint64_t now = scheduler_now_ns();
+	int r = 0;
+
+	w->target = 0;
+	pthread_mutex_lock(&s->lock);
+	check_stuck(s, now);
+	if (scan && s->latest && s->min_interval_ns) {
+		/* the latest at once; past the interval a scan refreshes it for the next ones */
+		if (now - s->latest->done_ns >= s->min_interval_ns)
+			(void)start_scan(s, now);
+		scan = false;
+	}
+	if (scan) {
+		/* without a thread for the scan or the timer, serve what there is at once */
+		if (start_scan(s, now) == 0 && start_timer(s) == 0) {
+			w->target = s->running ? s->running : s->next_seq; /* none: a stuck one's */
+			w->deadline = now + budget_ns;
+		}
+	}
+	if (w->target > s->done_seq) {
+		w->next = s->waiters;
+		s->waiters = w;
+		pthread_cond_signal(&s->timer);
+	} else {
+		r = 1;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+int scheduler_take(struct scheduler *s, const struct sched_waiter *w, struct sched_body **ret,
+		   bool *ret_stale)
+{
+	struct sched_body *b;
+
+	pthread_mutex_lock(&s->lock);
+	b = sched_body_ref(s->latest);
+	pthread_mutex_unlock(&s->lock);
+	if (!b)
+		return -ENODATA;
+	*ret_stale = b->seq < w->target;
+	*ret = b;
+	return 0;
+}
+
+/* A waiter of scheduler_get(): its thread sleeps on a condition variable. */
+struct sync_wait {
+	struct sched_waiter w;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool woken;
+};
+
+static void sync_wake(void *userdata)
+{
+	struct sync_wait *sw = userdata;
+
+	pthread_mutex_lock(&sw->lock);
+	sw->woken = true;
+	pthread_cond_signal(&sw->cond);
+	pthread_mutex_unlock(&sw->lock);
+}
+
+int scheduler_get(struct scheduler *s, uint64_t budget_ns, bool scan, struct sched_body **ret,
+		  bool *ret_stale)
+{
+	struct sync_wait sw = { .w = { .wake = sync_wake } };
+	int r;
+
+	sw.w.userdata = &sw;
+	pthread_mutex_init(&sw.lock, NULL);
+	pthread_cond_init(&sw.cond, NULL);
+	r = scheduler_enqueue(s, budget_ns, scan, &sw.w);
+	pthread_mutex_lock(&sw.lock);
+	while (r == 0 && !sw.woken)
+		pthread_cond_wait(&sw.cond, &sw.lock);
+	pthread_mutex_unlock(&sw.lock);
+	pthread_mutex_destroy(&sw.lock);
+	pthread_cond_destroy(&sw.cond);
+	if (r < 0)
+		return r;
+	return scheduler_take(s, &sw.w, ret, ret_stale);
+}
+
+void scheduler_wake_all(struct scheduler *s)
+{
+	struct sched_waiter *ready;
+
+	pthread_mutex_lock(&s->lock);
+	ready = take_ready(s, 0, true);
+	pthread_mutex_unlock(&s->lock);
+	wake_list(ready);
+}
+
+void scheduler_set_min_interval(struct scheduler *s, double seconds)
+{
+	pthread_mutex_lock(&s->lock);
+	s->min_interval_ns = (uint64_t)(seconds * 1e9);
+	pthread_mutex_unlock(&s->lock);
+}
+
+uint64_t scheduler_stuck_total(struct scheduler *s)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->stuck_total;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+void scheduler_free(struct scheduler *s)
+{
+	bool now, timer_alive;
+
+	if (!s)
+		return;
+	scheduler_wake_all(s);
+	pthread_mutex_lock(&s->lock);
+	s->closing = true;
+	timer_alive = s->timer_alive;
+	pthread_cond_signal(&s->timer);
+	pthread_mutex_unlock(&s->lock);
+	if (timer_alive)
+		pthread_join(s->timer_thread, NULL);
+	pthread_mutex_lock(&s->lock);
+	s->timer_alive = false;
+	now = last_out(s);
+	pthread_mutex_unlock(&s->lock);
+	if (now)
+		scheduler_destroy(s);
+}
