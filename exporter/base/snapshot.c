@@ -3,8 +3,6 @@
 
 #include <stdlib.h>
 
-#include "scan/registry.h"
-
 static const char *const skip_names[_SKIP_MAX] = {
 	[SKIP_EPERM] = "eperm",
 	[SKIP_VANISHED] = "vanished",
@@ -53,25 +51,11 @@ void snapshot_unref(struct snapshot *s)
 		struct snap_cgroup *cg = &s->cgroups[i];
 
 		free(cg->name);
-		for (size_t j = 0; j < registry_count(); j++)
-			if (cg->data[j])
-				registry_get(j)->free_cgroup(cg->data[j]);
+		for (size_t j = 0; j < COLLECTORS_MAX; j++)
+			if (cg->data[j] && s->free_data[j])
+				s->free_data[j](cg->data[j]);
 	}
 	free(s->cgroups);
 	free(s->problem);
 	free(s);
-}
-
-const struct snap_collector *snapshot_collector(const struct snapshot *s, const char *name)
-{
-	int i = registry_find(name);
-
-	return i < 0 ? NULL : &s->collectors[i];
-}
-
-void *snap_cgroup_data(const struct snap_cgroup *cg, const char *name)
-{
-	int i = registry_find(name);
-
-	return i < 0 ? NULL : cg->data[i];
 }

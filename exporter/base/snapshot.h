@@ -100,6 +100,8 @@ struct snapshot {
 	struct snap_collector collectors[COLLECTORS_MAX]; /* by registry index */
 	uint64_t skipped[_SKIP_MAX]; /* cumulative since start */
 	char *problem;               /* first thing that went wrong in the scan, for the log */
+	/* What frees a slot's data (snap_cgroup.data), set by the snapshot's maker (registry.h). */
+	void (*free_data[COLLECTORS_MAX])(void *data);
 	int refs;
 };
 
@@ -112,8 +114,3 @@ static inline void snapshot_unrefp(struct snapshot **s)
 	snapshot_unref(*s);
 }
 void snap_file_done(struct snap_file *f);
-
-/* The slot of the collector named name (registry.h), or NULL when no such collector is linked. */
-const struct snap_collector *snapshot_collector(const struct snapshot *s, const char *name);
-/* cg's data of the collector named name, or NULL. */
-void *snap_cgroup_data(const struct snap_cgroup *cg, const char *name);

@@ -248,7 +248,7 @@ static int cgroup_cmp(const void *a, const void *b)
 static struct snapshot *scan_run(struct collector *c, const struct config *cfg,
 				  struct dircache *dircache)
 {
-	_cleanup_(snapshot_unrefp) struct snapshot *snap = snapshot_new();
+	_cleanup_(snapshot_unrefp) struct snapshot *snap = registry_snapshot_new();
 	struct collect_scan scan = {
 		.cfg = cfg,
 		.pc = &c->pc,

@@ -87,3 +87,26 @@ void registry_print_flags(FILE *f, const struct collector_def *def)
 		fprintf(f, "  --%s=%s\n                             %s\n", def->flags[i].name,
 			def->flags[i].arg, def->flags[i].help);
 }
+
+struct snapshot *registry_snapshot_new(void)
+{
+	struct snapshot *s = snapshot_new();
+
+	for (size_t i = 0; s && i < registry_count(); i++)
+		s->free_data[i] = registry_get(i)->free_cgroup;
+	return s;
+}
+
+const struct snap_collector *snapshot_collector(const struct snapshot *s, const char *name)
+{
+	int i = registry_find(name);
+
+	return i < 0 ? NULL : &s->collectors[i];
+}
+
+void *snap_cgroup_data(const struct snap_cgroup *cg, const char *name)
+{
+	int i = registry_find(name);
+
+	return i < 0 ? NULL : cg->data[i];
+}

@@ -125,6 +125,13 @@ const struct collector_flag *registry_flag(size_t i);
 /* The --help lines of def's own flags. */
 void registry_print_flags(FILE *f, const struct collector_def *def);
 
+/* A new snapshot whose slots free their data with each collector's free_cgroup, or NULL. */
+struct snapshot *registry_snapshot_new(void);
+/* The slot of the collector named name, or NULL when no such collector is linked. */
+const struct snap_collector *snapshot_collector(const struct snapshot *s, const char *name);
+/* cg's data of the collector named name, or NULL. */
+void *snap_cgroup_data(const struct snap_cgroup *cg, const char *name);
+
 /* Entries in the linker section (more than registry_count() means COLLECTORS_MAX is too small). */
 size_t registry_linked(void);
 

@@ -136,7 +136,7 @@ static void known_root(struct snap_cgroup *cg)
 /* A snapshot with every kind of series, names that need escaping, absent memory.stat. */
 static struct snapshot *known_snapshot(void)
 {
-	struct snapshot *s = snapshot_new();
+	struct snapshot *s = registry_snapshot_new();
 	struct snap_cgroup *cg;
 	struct memstat_cgroup *ms;
 
@@ -245,7 +245,7 @@ static void test_golden_json(void **state)
 /* With abi none nothing of cachestat is printed, not even HELP lines. */
 static void test_abi_none(void **state)
 {
-	struct snapshot *s = snapshot_new();
+	struct snapshot *s = registry_snapshot_new();
 	struct memstat_cgroup *ms;
 	char *buf;
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Checks of the source itself: no function in exporter/ over 60 lines, no goto-based cleanup,
- * a sane collector registry, and a section in docs/collectors.md for every collector in it.
+ * no include pointing up the layers, a sane collector registry, and a section in
+ * docs/collectors.md for every collector in it.
  * EXPORTER_DIR and DOCS_DIR come from the Makefile.
  */
 #define _GNU_SOURCE
@@ -129,6 +130,30 @@ static int each_source(const char *dir, const char *prefix,
 	return bad;
 }
 
+/*
+ * The layers of exporter/, lowest first: a file may include from its own folder and the folders
+ * before it, never from one after it. main.c (the top folder) and fuzz/ stand above them all.
+ */
+static const char *const layers[] = {
+	"base", "parse", "files", "fanotify", "scan", "collectors", "serve", "privsep", "", "fuzz",
+};
+#define N_LAYERS (sizeof(layers) / sizeof(layers[0]))
+
+/* Every source of exporter/, folder by folder; returns the failures check counted. */
+static int each_layer(int (*check)(const char *, const char *, FILE *), FILE *report)
+{
+	int bad = 0;
+
+	for (size_t i = 0; i < N_LAYERS; i++) {
+		char dir[512], prefix[64];
+
+		snprintf(dir, sizeof(dir), "%s%s%s", EXPORTER_DIR, *layers[i] ? "/" : "", layers[i]);
+		snprintf(prefix, sizeof(prefix), "%s%s", layers[i], *layers[i] ? "/" : "");
+		bad += each_source(dir, prefix, check, report);
+	}
+	return bad;
+}
+
 static void check_all(int (*check)(const char *, const char *, FILE *), const char *what)
 {
 	char *msg = NULL;
@@ -137,8 +162,7 @@ static void check_all(int (*check)(const char *, const char *, FILE *), const ch
 	int bad;
 
 	assert_non_null(report);
-	bad = each_source(EXPORTER_DIR, "", check, report) +
-	      each_source(EXPORTER_DIR "/fuzz", "fuzz/", check, report);
+	bad = each_layer(check, report);
 	fclose(report);
 	if (bad)
 		fail_msg("%d %s:\n%s", bad, what, msg);
@@ -173,6 +197,47 @@ static void test_no_goto(void **state)
 {
 	(void)state;
 	check_all(check_goto, "goto(s) in exporter/ (use _cleanup_ and TAKE_PTR)");
+}
+
+/* The rank of folder (the first len bytes of a path) in layers[], or -1 when it is not a layer. */
+static int layer_rank(const char *folder, size_t len)
+{
+	for (size_t i = 0; i < N_LAYERS; i++)
+		if (strlen(layers[i]) == len && !strncmp(layers[i], folder, len))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Every #include "..." of file names its folder (version.h, made by the build, aside), and that
+ * folder is file's own or a lower one.
+ */
+static int check_includes(const char *file, const char *text, FILE *report)
+{
+	const char *slash = strrchr(file, '/');
+	int own = layer_rank(file, slash ? (size_t)(slash - file) : 0), bad = 0;
+
+	for (const char *p = text; (p = strstr(p, "#include \"")); p++) {
+		const char *name = p + strlen("#include \""), *end = strchr(name, '"');
+		const char *sep = memchr(name, '/', end ? (size_t)(end - name) : 0);
+		int rank = sep ? layer_rank(name, (size_t)(sep - name)) : -1;
+
+		if (!end || (!sep && !strncmp(name, "version.h\"", strlen("version.h\""))))
+			continue;
+		if (rank >= 0 && rank <= own)
+			continue;
+		fprintf(report, "  %s: #include \"%.*s\"%s\n", file, (int)(end - name), name,
+			rank < 0 ? " names no folder of the layers" : " points up the layers");
+		bad++;
+	}
+	return bad;
+}
+
+/* A lower folder never includes a higher one (the order of layers[]). */
+static void test_layers(void **state)
+{
+	(void)state;
+	check_all(check_includes, "include(s) against the layers in exporter/");
 }
 
 static void test_registry(void **state)
@@ -240,6 +305,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_function_length),
 		cmocka_unit_test(test_no_goto),
+		cmocka_unit_test(test_layers),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_docs),
 	};
