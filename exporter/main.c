@@ -17,14 +17,14 @@
 #include <unistd.h>
 
 #include "scan/cgroups.h"
-#include "scan/collect.h"
+#include "scan/engine.h"
 #include "parse/config.h"
 #include "serve/http.h"
 #include "base/log.h"
 #include "scan/skiplog.h"
 #include "base/pagecache.h"
-#include "privsep/privs.h"
-#include "privsep/privsep.h"
+#include "privsep/sandbox.h"
+#include "privsep/channel.h"
 #include "scan/registry.h"
 #include "serve/scheduler.h"
 #include "privsep/supervise.h"

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scan/collect.h"
+#include "scan/engine.h"
 #include "collectors/cachestat.h"
 #include "fanotify/fanotify.h"
 #include "files/files.h"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse/cgstat.h"
+#include "parse/mempressure.h"
 #include "scan/registry.h"
 #include "scan/render.h"
 #include "base/util.h"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "privsep/privs.h"
+#include "privsep/sandbox.h"
 #include "base/util.h"
 
 /* Retired HTTP processes not yet reaped, at most. */

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 
 #include "serve/http.h"
-#include "privsep/privsep.h"
+#include "privsep/channel.h"
 
 struct supervise_options {
 	struct http_server *http;   /* listening (http_listen()), not serving */

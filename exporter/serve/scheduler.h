@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "scan/collect.h"
+#include "scan/engine.h"
 #include "scan/render.h"
 
 /* A scan this long past max_scan_seconds is stuck. */

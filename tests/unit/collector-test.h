@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "scan/collect.h"
+#include "scan/engine.h"
 #include "scan/registry.h"
 #include "scan/render.h"
 

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "collector-test.h"
-#include "parse/cgstat.h"
+#include "parse/mempressure.h"
 
 static char root[] = "/tmp/cse-events-XXXXXX";
 

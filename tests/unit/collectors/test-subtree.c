@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "scan/collect.h"
+#include "scan/engine.h"
 #include "collectors/cachestat.h"
 #include "collectors/subtree.h"
 #include "parse/meminfo.h"

@@ -30,7 +30,7 @@
 #include <zlib.h>
 
 #include "parse/config.h"
-#include "privsep/privsep.h"
+#include "privsep/channel.h"
 #include "scan/registry.h"
 
 static char cgroot[] = "/tmp/cse-privsep-XXXXXX";

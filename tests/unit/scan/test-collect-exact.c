@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "scan/collect.h"
+#include "scan/engine.h"
 #include "collectors/cachestat.h"
 #include "collectors/perfile.h"
 #include "scan/registry.h"

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "scan/collect.h"
+#include "scan/engine.h"
 #include "collectors/cachestat.h"
 #include "collectors/memstat.h"
 #include "collectors/perfile.h"

@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "scan/collect.h"
+#include "scan/engine.h"
 #include "serve/http.h"
 #include "serve/scheduler.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #define _GNU_SOURCE
-#include "privsep/privs.h"
+#include "privsep/sandbox.h"
 
 #include <cap-ng.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #define _GNU_SOURCE
-#include "scan/collect.h"
+#include "scan/engine.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,7 @@
  * memfds of the latest body are made once and passed to every answer of it.
  */
 #define _GNU_SOURCE
-#include "privsep/privsep.h"
+#include "privsep/channel.h"
 
 #include <errno.h>
 #include <fcntl.h>

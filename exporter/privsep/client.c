@@ -5,7 +5,7 @@
  * scan share one mapping. Never logs: the lost callback is told why the channel ended.
  */
 #define _GNU_SOURCE
-#include "privsep/privsep.h"
+#include "privsep/channel.h"
 
 #include <errno.h>
 #include <pthread.h>

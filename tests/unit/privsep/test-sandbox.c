@@ -29,7 +29,7 @@
 
 #include <cmocka.h>
 
-#include "privsep/privs.h"
+#include "privsep/sandbox.h"
 
 /* Runs fn in a child; its exit status is 0 on success, else the number of the failed check. */
 static int in_child(int (*fn)(void))

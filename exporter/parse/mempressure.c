@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "parse/cgstat.h"
+#include "parse/mempressure.h"
 
 #include <errno.h>
 #include <string.h>

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "parse/cgstat.h"
+#include "parse/mempressure.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
