@@ -11,7 +11,7 @@
 #
 # List format, blocks separated by blank lines ('#' lines are comments):
 #   name: a short name          module: collect
-#   file: exporter/scan/collect.c    (relative to the repository's top)
+#   file: exporter/scan/engine.c    (relative to the repository's top)
 #   from: the exact original text (one line)
 #   to: its replacement
 #   tests: test-collect-exact test-collect   (unit test binaries, or sh:COMMAND run from the top)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * snapshot: the result of one scan, as `collect` produces it and `render` prints it.
+ * snapshot: the result of one scan, as the scan engine produces it and `render` prints it.
  * Plain data; a snapshot is shared by the scrapes that waited for the same scan (refcounted).
  */
 #pragma once

@@ -19,7 +19,7 @@
 static int events_scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int dirfd,
 			      struct snap_cgroup *cg)
 {
-	_cleanup_free_ struct cgstat_events *ev = NULL;
+	_cleanup_free_ struct mempressure_events *ev = NULL;
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
 	int r;
@@ -35,7 +35,7 @@ static int events_scan_cgroup(struct collect_scan *scan, size_t idx, void *state
 	ev = malloc(sizeof(*ev));
 	if (!ev)
 		return -ENOMEM;
-	r = cgstat_parse_events(buf, len, ev);
+	r = mempressure_parse_events(buf, len, ev);
 	if (r < 0) {
 		scan_problem(scan, "parsing %s/memory.events: %s", cg->name, strerror(-r));
 		return r;
@@ -50,9 +50,9 @@ static void events_text(FILE *out, const struct snapshot *s, size_t idx)
 	bool head = false;
 
 	for (size_t i = 0; i < s->n_cgroups; i++) {
-		const struct cgstat_events *ev = s->cgroups[i].data[idx];
+		const struct mempressure_events *ev = s->cgroups[i].data[idx];
 
-		for (unsigned e = 0; ev && e < _CGSTAT_EVENT_MAX; e++) {
+		for (unsigned e = 0; ev && e < _MEMPRESSURE_EVENT_MAX; e++) {
 			if (!(ev->present & (1u << e)))
 				continue;
 			if (!head)
@@ -62,7 +62,7 @@ static void events_text(FILE *out, const struct snapshot *s, size_t idx)
 					      "ran out of memory (oom), had a process OOM-killed (oom_kill).");
 			head = true;
 			render_sample_open(out, FAMILY, &s->cgroups[i]);
-			render_sample_label(out, "event", cgstat_event_name(e));
+			render_sample_label(out, "event", mempressure_event_name(e));
 			render_sample_close(out, ev->value[e]);
 		}
 	}
@@ -70,15 +70,15 @@ static void events_text(FILE *out, const struct snapshot *s, size_t idx)
 
 static void events_json(json_t *o, const struct snap_cgroup *cg, size_t idx)
 {
-	const struct cgstat_events *ev = cg->data[idx];
+	const struct mempressure_events *ev = cg->data[idx];
 	json_t *obj;
 
 	if (!ev)
 		return;
 	obj = json_object();
-	for (unsigned e = 0; obj && e < _CGSTAT_EVENT_MAX; e++)
+	for (unsigned e = 0; obj && e < _MEMPRESSURE_EVENT_MAX; e++)
 		if (ev->present & (1u << e))
-			json_object_set_new(obj, cgstat_event_name(e), render_json_u64(ev->value[e]));
+			json_object_set_new(obj, mempressure_event_name(e), render_json_u64(ev->value[e]));
 	json_object_set_new(o, "memory_events_total", obj);
 }
 

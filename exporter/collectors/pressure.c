@@ -19,17 +19,17 @@ static const struct {
 	const char *name;
 	const char *json;
 	const char *help;
-} families[_CGSTAT_PSI_MAX] = {
-	[CGSTAT_PSI_SOME] = { "cachestat_cgroup_memory_pressure_some_seconds_total", "memory_pressure_some_seconds_total",
+} families[_MEMPRESSURE_PSI_MAX] = {
+	[MEMPRESSURE_PSI_SOME] = { "cachestat_cgroup_memory_pressure_some_seconds_total", "memory_pressure_some_seconds_total",
 			      "memory.pressure some total: time at least one task of the cgroup stalled waiting for memory." },
-	[CGSTAT_PSI_FULL] = { "cachestat_cgroup_memory_pressure_full_seconds_total", "memory_pressure_full_seconds_total",
+	[MEMPRESSURE_PSI_FULL] = { "cachestat_cgroup_memory_pressure_full_seconds_total", "memory_pressure_full_seconds_total",
 			      "memory.pressure full total: time every non-idle task of the cgroup stalled on memory at once." },
 };
 
 static int pressure_scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int dirfd,
 				struct snap_cgroup *cg)
 {
-	_cleanup_free_ struct cgstat_psi *psi = NULL;
+	_cleanup_free_ struct mempressure_psi *psi = NULL;
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
 	int r;
@@ -46,7 +46,7 @@ static int pressure_scan_cgroup(struct collect_scan *scan, size_t idx, void *sta
 	psi = malloc(sizeof(*psi));
 	if (!psi)
 		return -ENOMEM;
-	r = cgstat_parse_psi(buf, len, psi);
+	r = mempressure_parse_psi(buf, len, psi);
 	if (r < 0) {
 		scan_problem(scan, "parsing %s/memory.pressure: %s", cg->name, strerror(-r));
 		return r;
@@ -58,11 +58,11 @@ static int pressure_scan_cgroup(struct collect_scan *scan, size_t idx, void *sta
 
 static void pressure_text(FILE *out, const struct snapshot *s, size_t idx)
 {
-	for (unsigned k = 0; k < _CGSTAT_PSI_MAX; k++) {
+	for (unsigned k = 0; k < _MEMPRESSURE_PSI_MAX; k++) {
 		bool head = false;
 
 		for (size_t i = 0; i < s->n_cgroups; i++) {
-			const struct cgstat_psi *psi = s->cgroups[i].data[idx];
+			const struct mempressure_psi *psi = s->cgroups[i].data[idx];
 
 			if (!psi || !(psi->present & (1u << k)))
 				continue;
@@ -77,9 +77,9 @@ static void pressure_text(FILE *out, const struct snapshot *s, size_t idx)
 
 static void pressure_json(json_t *o, const struct snap_cgroup *cg, size_t idx)
 {
-	const struct cgstat_psi *psi = cg->data[idx];
+	const struct mempressure_psi *psi = cg->data[idx];
 
-	for (unsigned k = 0; psi && k < _CGSTAT_PSI_MAX; k++)
+	for (unsigned k = 0; psi && k < _MEMPRESSURE_PSI_MAX; k++)
 		if (psi->present & (1u << k))
 			json_object_set_new(o, families[k].json, json_real((double)psi->total_us[k] / 1e6));
 }

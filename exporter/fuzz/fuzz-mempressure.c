@@ -9,14 +9,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct cgstat_events ev;
-	struct cgstat_psi psi;
+	struct mempressure_events ev;
+	struct mempressure_psi psi;
 
-	if (cgstat_parse_events((const char *)data, size, &ev) == 0 &&
-	    (ev.present >> _CGSTAT_EVENT_MAX) != 0)
+	if (mempressure_parse_events((const char *)data, size, &ev) == 0 &&
+	    (ev.present >> _MEMPRESSURE_EVENT_MAX) != 0)
 		abort();
-	if (cgstat_parse_psi((const char *)data, size, &psi) == 0 &&
-	    (psi.present >> _CGSTAT_PSI_MAX) != 0)
+	if (mempressure_parse_psi((const char *)data, size, &psi) == 0 &&
+	    (psi.present >> _MEMPRESSURE_PSI_MAX) != 0)
 		abort();
 	return 0;
 }

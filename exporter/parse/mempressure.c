@@ -6,27 +6,27 @@
 
 #include "base/textscan.h"
 
-static const char *const event_names[_CGSTAT_EVENT_MAX] = {
-	[CGSTAT_EVENT_LOW] = "low",
-	[CGSTAT_EVENT_HIGH] = "high",
-	[CGSTAT_EVENT_MAX] = "max",
-	[CGSTAT_EVENT_OOM] = "oom",
-	[CGSTAT_EVENT_OOM_KILL] = "oom_kill",
+static const char *const event_names[_MEMPRESSURE_EVENT_MAX] = {
+	[MEMPRESSURE_EVENT_LOW] = "low",
+	[MEMPRESSURE_EVENT_HIGH] = "high",
+	[MEMPRESSURE_EVENT_MAX] = "max",
+	[MEMPRESSURE_EVENT_OOM] = "oom",
+	[MEMPRESSURE_EVENT_OOM_KILL] = "oom_kill",
 };
 
-static const char *const psi_names[_CGSTAT_PSI_MAX] = {
-	[CGSTAT_PSI_SOME] = "some",
-	[CGSTAT_PSI_FULL] = "full",
+static const char *const psi_names[_MEMPRESSURE_PSI_MAX] = {
+	[MEMPRESSURE_PSI_SOME] = "some",
+	[MEMPRESSURE_PSI_FULL] = "full",
 };
 
-const char *cgstat_event_name(enum cgstat_event e)
+const char *mempressure_event_name(enum mempressure_event e)
 {
-	return e < _CGSTAT_EVENT_MAX ? event_names[e] : NULL;
+	return e < _MEMPRESSURE_EVENT_MAX ? event_names[e] : NULL;
 }
 
-int cgstat_parse_events(const char *buf, size_t len, struct cgstat_events *ret)
+int mempressure_parse_events(const char *buf, size_t len, struct mempressure_events *ret)
 {
-	struct cgstat_events ev = { 0 };
+	struct mempressure_events ev = { 0 };
 	const char *pos = buf, *end = buf + len;
 	struct span line, key, val, extra;
 
@@ -38,7 +38,7 @@ int cgstat_parse_events(const char *buf, size_t len, struct cgstat_events *ret)
 		if (!span_next_word(&line, &val) || span_next_word(&line, &extra) ||
 		    span_parse_u64(val.p, val.end, &v) < 0)
 			return -EINVAL;
-		for (unsigned e = 0; e < _CGSTAT_EVENT_MAX; e++) {
+		for (unsigned e = 0; e < _MEMPRESSURE_EVENT_MAX; e++) {
 			if (!span_is(&key, event_names[e]))
 				continue;
 			if (ev.present & (1u << e))
@@ -67,16 +67,16 @@ static int psi_line_total(struct span *line, uint64_t *ret)
 	return found ? 0 : -EINVAL;
 }
 
-int cgstat_parse_psi(const char *buf, size_t len, struct cgstat_psi *ret)
+int mempressure_parse_psi(const char *buf, size_t len, struct mempressure_psi *ret)
 {
-	struct cgstat_psi psi = { 0 };
+	struct mempressure_psi psi = { 0 };
 	const char *pos = buf, *end = buf + len;
 	struct span line, kind;
 
 	while (span_next_line(&pos, end, &line)) {
 		if (!span_next_word(&line, &kind))
 			continue;
-		for (unsigned k = 0; k < _CGSTAT_PSI_MAX; k++) {
+		for (unsigned k = 0; k < _MEMPRESSURE_PSI_MAX; k++) {
 			if (!span_is(&kind, psi_names[k]))
 				continue;
 			if ((psi.present & (1u << k)) || psi_line_total(&line, &psi.total_us[k]) < 0)

@@ -26,13 +26,13 @@
 #define CAP_CHECKPOINT_RESTORE 40
 #endif
 
-const struct privs_cap privs_caps[] = {
+const struct sandbox_cap sandbox_caps[] = {
 	{ CAP_SYS_PTRACE, "cap_sys_ptrace" },
 	{ CAP_DAC_READ_SEARCH, "cap_dac_read_search" },
 	{ CAP_FOWNER, "cap_fowner" },
 	{ CAP_CHECKPOINT_RESTORE, "cap_checkpoint_restore" },
 };
-const unsigned privs_n_caps = ELEMENTSOF(privs_caps);
+const unsigned sandbox_n_caps = ELEMENTSOF(sandbox_caps);
 
 __attribute__((format(printf, 3, 4))) static int fail(char **ret_error, int r, const char *fmt, ...)
 {
@@ -75,7 +75,7 @@ static int lookup_user(const char *user, uid_t *ret_uid, gid_t *ret_gid)
 	return 0;
 }
 
-const char *privs_default_user(void)
+const char *sandbox_default_user(void)
 {
 	struct passwd pw, *res = NULL;
 	char buf[4096];
@@ -85,13 +85,13 @@ const char *privs_default_user(void)
 	return PRIVS_FALLBACK_USER;
 }
 
-/* The capabilities of privs_caps[] that the process has (kept) and lacks (missing). */
-static int read_kept(struct privs_result *res, char **ret_error)
+/* The capabilities of sandbox_caps[] that the process has (kept) and lacks (missing). */
+static int read_kept(struct sandbox_result *res, char **ret_error)
 {
 	if (capng_get_caps_process() < 0)
 		return fail(ret_error, -EIO, "cannot read the process' capabilities");
-	for (unsigned i = 0; i < privs_n_caps; i++) {
-		if (capng_have_capability(CAPNG_PERMITTED, (unsigned)privs_caps[i].cap))
+	for (unsigned i = 0; i < sandbox_n_caps; i++) {
+		if (capng_have_capability(CAPNG_PERMITTED, (unsigned)sandbox_caps[i].cap))
 			res->kept |= 1u << i;
 		else
 			res->missing |= 1u << i;
@@ -100,17 +100,17 @@ static int read_kept(struct privs_result *res, char **ret_error)
 }
 
 /* libcap-ng's pending set: exactly the kept capabilities, effective, permitted and bounding. */
-static void select_kept(const struct privs_result *res)
+static void select_kept(const struct sandbox_result *res)
 {
 	capng_clear(CAPNG_SELECT_ALL);
-	for (unsigned i = 0; i < privs_n_caps; i++)
+	for (unsigned i = 0; i < sandbox_n_caps; i++)
 		if (res->kept & (1u << i))
 			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET,
-				     (unsigned)privs_caps[i].cap);
+				     (unsigned)sandbox_caps[i].cap);
 }
 
 /* Staying the same user: applies the kept set (the bounding set too where CAP_SETPCAP allows). */
-static int apply_kept(const struct privs_result *res, char **ret_error)
+static int apply_kept(const struct sandbox_result *res, char **ret_error)
 {
 	capng_select_t what = CAPNG_SELECT_CAPS;
 	int r;
@@ -130,15 +130,15 @@ static int apply_kept(const struct privs_result *res, char **ret_error)
 }
 
 /* Checks what the kernel now says, rather than trusting the calls. */
-static int verify_drop(const struct privs_result *res, uid_t uid, char **ret_error)
+static int verify_drop(const struct sandbox_result *res, uid_t uid, char **ret_error)
 {
 	if (capng_get_caps_process() < 0)
 		return fail(ret_error, -EIO, "cannot read the process' capabilities");
 	for (unsigned c = 0; c <= CAP_LAST_CAP; c++) {
 		bool want = false;
 
-		for (unsigned i = 0; i < privs_n_caps; i++)
-			if ((res->kept & (1u << i)) && (unsigned)privs_caps[i].cap == c)
+		for (unsigned i = 0; i < sandbox_n_caps; i++)
+			if ((res->kept & (1u << i)) && (unsigned)sandbox_caps[i].cap == c)
 				want = true;
 		if (!want && capng_have_capability(CAPNG_PERMITTED, c))
 			return fail(ret_error, -EPERM, "capability %d is still permitted after the drop",
@@ -149,9 +149,9 @@ static int verify_drop(const struct privs_result *res, uid_t uid, char **ret_err
 	return 0;
 }
 
-int privs_drop(const char *user, struct privs_result *ret, char **ret_error)
+int sandbox_drop(const char *user, struct sandbox_result *ret, char **ret_error)
 {
-	struct privs_result res = { 0 };
+	struct sandbox_result res = { 0 };
 	bool root = geteuid() == 0;
 	uid_t uid = 0;
 	gid_t gid = 0;
@@ -215,7 +215,7 @@ static bool holds_none(void)
 	return true;
 }
 
-int privs_drop_all(char **ret_error)
+int sandbox_drop_all(char **ret_error)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct d[2] = { { 0 } };
@@ -409,7 +409,7 @@ static int load_filter(int (*add)(scmp_filter_ctx ctx), const char *what, char *
 	return 0;
 }
 
-int privs_seccomp(char **ret_error)
+int sandbox_seccomp(char **ret_error)
 {
 	return load_filter(add_rules, "scanner's", ret_error);
 }
@@ -467,7 +467,7 @@ static int add_http_rules(scmp_filter_ctx ctx)
 	return r;
 }
 
-int privs_seccomp_http(char **ret_error)
+int sandbox_seccomp_http(char **ret_error)
 {
 	return load_filter(add_http_rules, "HTTP process's", ret_error);
 }

@@ -123,7 +123,7 @@ static int http_process(struct supervisor *sv, pid_t parent, int sock)
 	close_all_but(keep, n + 1);
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0 || getppid() != parent)
 		return EXIT_FAILURE; /* the scanner is gone already */
-	if (sv->o.drop_privileges && privs_drop_all(&err) < 0) {
+	if (sv->o.drop_privileges && sandbox_drop_all(&err) < 0) {
 		log_error("HTTP process: %s", err ? err : "cannot drop its capabilities");
 		return EXIT_FAILURE;
 	}

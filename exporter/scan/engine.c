@@ -21,7 +21,7 @@ struct config_ref {
 	int refs;
 };
 
-struct collector {
+struct scan_engine {
 	struct collector_options opts;
 	char *cgroupfs;
 	char *procfs;
@@ -245,7 +245,7 @@ static int cgroup_cmp(const void *a, const void *b)
 }
 
 /* One scan. Always returns a snapshot unless memory runs out. */
-static struct snapshot *scan_run(struct collector *c, const struct config *cfg,
+static struct snapshot *scan_run(struct scan_engine *c, const struct config *cfg,
 				  struct dircache *dircache)
 {
 	_cleanup_(snapshot_unrefp) struct snapshot *snap = registry_snapshot_new();
@@ -277,10 +277,10 @@ static struct snapshot *scan_run(struct collector *c, const struct config *cfg,
 	return TAKE_PTR(snap);
 }
 
-int collector_new(const struct collector_options *opts, const struct pagecache *pc,
-		  struct config *cfg, struct collector **ret)
+int scan_engine_new(const struct collector_options *opts, const struct pagecache *pc,
+		  struct config *cfg, struct scan_engine **ret)
 {
-	struct collector *c = calloc(1, sizeof(*c));
+	struct scan_engine *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return -ENOMEM;
@@ -307,16 +307,16 @@ int collector_new(const struct collector_options *opts, const struct pagecache *
 	pthread_mutex_init(&c->lock, NULL);
 	if (fstypes_init(&c->fstypes, opts->fs_types_exclude ? opts->fs_types_exclude
 							     : FSTYPES_DEFAULT_EXCLUDE) < 0) {
-		collector_free(c); /* frees cfg too: it was handed over */
+		scan_engine_free(c); /* frees cfg too: it was handed over */
 		return -EINVAL;
 	}
 	if (opts->keep_listings && dircache_new(DIRCACHE_MAX_BYTES, &c->dircache) < 0) {
-		collector_free(c);
+		scan_engine_free(c);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < registry_count(); i++) {
 		if (opts->enable[i] && registry_get(i)->setup && registry_get(i)->setup(opts) < 0) {
-			collector_free(c);
+			scan_engine_free(c);
 			return -ENOMEM;
 		}
 	}
@@ -324,7 +324,7 @@ int collector_new(const struct collector_options *opts, const struct pagecache *
 	return 0;
 }
 
-void collector_set_config(struct collector *c, struct config *cfg)
+void scan_engine_set_config(struct scan_engine *c, struct config *cfg)
 {
 	struct config_ref *n = calloc(1, sizeof(*n)), *old;
 
@@ -341,7 +341,7 @@ void collector_set_config(struct collector *c, struct config *cfg)
 	pthread_mutex_unlock(&c->lock);
 }
 
-int collector_scan(struct collector *c, struct snapshot **ret)
+int scan_engine_run(struct scan_engine *c, struct snapshot **ret)
 {
 	struct dircache *dircache; /* one scan at a time has it: a scan left behind keeps it */
 	struct config_ref *cfg;
@@ -377,7 +377,7 @@ int collector_scan(struct collector *c, struct snapshot **ret)
 	return 0;
 }
 
-double collector_max_scan_seconds(struct collector *c)
+double scan_engine_max_scan_seconds(struct scan_engine *c)
 {
 	double v;
 
@@ -387,7 +387,7 @@ double collector_max_scan_seconds(struct collector *c)
 	return v;
 }
 
-void collector_free(struct collector *c)
+void scan_engine_free(struct scan_engine *c)
 {
 	if (!c)
 		return;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collect: one scan of the cgroup tree into a snapshot, running the registered collectors
+ * scan engine: one scan of the cgroup tree into a snapshot, running the registered collectors
  * (registry.h) over each cgroup. When scans run and who shares them is the scheduler's.
  * Never logs: what went wrong is in snapshot->problem and the collector success flags.
  */
@@ -21,28 +21,28 @@ struct collector_options {
 	bool keep_listings; /* keep directory listings between scans (dircache.h): a daemon's */
 };
 
-struct collector;
+struct scan_engine;
 
 /* Takes ownership of cfg. Returns 0, -ENOMEM, or -EINVAL for a bad fs_types_exclude. */
-int collector_new(const struct collector_options *opts, const struct pagecache *pc,
-		  struct config *cfg, struct collector **ret);
+int scan_engine_new(const struct collector_options *opts, const struct pagecache *pc,
+		  struct config *cfg, struct scan_engine **ret);
 
 /* Replaces the config (takes ownership); a scan in progress finishes with the old one. */
-void collector_set_config(struct collector *c, struct config *cfg);
+void scan_engine_set_config(struct scan_engine *c, struct config *cfg);
 
 /*
  * One scan with the current config, in the calling thread; skipped counts in the snapshot are
  * cumulative since start. Safe to call from several threads at once. Returns 0 or -ENOMEM.
  * The caller drops the snapshot with snapshot_unref().
  */
-int collector_scan(struct collector *c, struct snapshot **ret);
+int scan_engine_run(struct scan_engine *c, struct snapshot **ret);
 
 /* limits.max_scan_seconds of the current config: a scan checks it between files. */
-double collector_max_scan_seconds(struct collector *c);
+double scan_engine_max_scan_seconds(struct scan_engine *c);
 
-void collector_free(struct collector *c);
+void scan_engine_free(struct scan_engine *c);
 
-static inline void collector_freep(struct collector **c)
+static inline void scan_engine_freep(struct scan_engine **c)
 {
-	collector_free(*c);
+	scan_engine_free(*c);
 }

@@ -37,7 +37,7 @@ struct collector_flag {
 #define REGISTRY_FLAGS_MAX 32
 
 /*
- * What a collector sees of the scan in progress. collect.c fills the public part; a collector
+ * What a collector sees of the scan in progress. the scan engine (engine.c) fills the public part; a collector
  * reads it and reports through the scan_*() functions below.
  */
 struct collect_scan {
@@ -52,7 +52,7 @@ struct collect_scan {
 	size_t n_cgroups;        /* in the tree when the scan started, for fair shares of time */
 	struct snapshot *snap;
 
-	/* collect.c's own */
+	/* the engine's own */
 	bool active[COLLECTORS_MAX];
 	void *state[COLLECTORS_MAX];
 	double seconds[COLLECTORS_MAX];

@@ -17,7 +17,7 @@
 
 /*
  * Where the scrapes' bodies come from: the scheduler of this process (http_start), or the
- * scanner process through privsep.h. The calls mean what scheduler_enqueue(),
+ * scanner process through privsep/channel.h. The calls mean what scheduler_enqueue(),
  * scheduler_take() and scheduler_wake_all() mean.
  */
 struct http_source {

@@ -14,7 +14,7 @@
 #include "base/util.h"
 
 struct scheduler {
-	struct collector *c;
+	struct scan_engine *c;
 	const struct render_meta *meta;
 	pthread_mutex_t lock;
 	pthread_cond_t timer; /* on CLOCK_MONOTONIC: the timer thread's */
@@ -169,7 +169,7 @@ static struct sched_body *body_render(struct snapshot *snap, const struct render
 static void scheduler_destroy(struct scheduler *s)
 {
 	sched_body_unref(s->latest);
-	collector_free(s->c);
+	scan_engine_free(s->c);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->timer);
 	free(s);
@@ -211,7 +211,7 @@ static bool last_out(const struct scheduler *s)
 }
 
 struct private_scan {
-	struct collector *c;
+	struct scan_engine *c;
 	struct snapshot *snap;
 	int r;
 };
@@ -228,18 +228,18 @@ static void *scan_private(void *arg)
 	struct private_scan *p = arg;
 
 	(void)unshare(CLONE_FILES);
-	p->r = collector_scan(p->c, &p->snap);
+	p->r = scan_engine_run(p->c, &p->snap);
 	return NULL;
 }
 
-/* collector_scan() in scan_private(), or here if no thread can be made. */
-static int scan_unshared(struct collector *c, struct snapshot **ret)
+/* scan_engine_run() in scan_private(), or here if no thread can be made. */
+static int scan_unshared(struct scan_engine *c, struct snapshot **ret)
 {
 	struct private_scan p = { .c = c, .r = -EIO };
 	pthread_t t;
 
 	if (pthread_create(&t, NULL, scan_private, &p) != 0)
-		return collector_scan(c, ret);
+		return scan_engine_run(c, ret);
 	pthread_join(t, NULL);
 	if (p.r == 0)
 		*ret = p.snap;
@@ -297,7 +297,7 @@ static void check_stuck(struct scheduler *s, uint64_t now)
 
 	if (!s->running || s->stuck_alive)
 		return;
-	limit = collector_max_scan_seconds(s->c) + SCHEDULER_STUCK_MARGIN_SECONDS;
+	limit = scan_engine_max_scan_seconds(s->c) + SCHEDULER_STUCK_MARGIN_SECONDS;
 	if ((double)(now - s->running_start_ns) / 1e9 <= limit)
 		return;
 	s->running = 0;
@@ -333,7 +333,7 @@ static int start_scan(struct scheduler *s, uint64_t now)
 	return 0;
 }
 
-int scheduler_new(struct collector *c, const struct render_meta *meta, struct scheduler **ret)
+int scheduler_new(struct scan_engine *c, const struct render_meta *meta, struct scheduler **ret)
 {
 	struct scheduler *s = calloc(1, sizeof(*s));
 	pthread_condattr_t ca;

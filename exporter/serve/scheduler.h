@@ -36,7 +36,7 @@ struct sched_body {
 	char *problem;     /* the scan's first problem, or NULL */
 	atomic_bool problem_taken;
 	/* frees text, gz and the body itself when not malloc'd (a body mapped from another
-	 * process: privsep.h); NULL: free() */
+	 * process: privsep/channel.h); NULL: free() */
 	void (*release)(struct sched_body *b);
 };
 
@@ -67,7 +67,7 @@ struct scheduler;
  * No thread starts here: scanner threads are started by the scrapes that need them, so that
  * they run with the privileges of the serving threads.
  */
-int scheduler_new(struct collector *c, const struct render_meta *meta, struct scheduler **ret);
+int scheduler_new(struct scan_engine *c, const struct render_meta *meta, struct scheduler **ret);
 
 /*
  * A scrape that waits without holding a thread. The caller sets wake and userdata; wake is
@@ -80,7 +80,7 @@ struct sched_waiter {
 	/* the scheduler's */
 	uint64_t target, deadline;
 	struct sched_waiter *next;
-	void *source_data; /* a source other than the scheduler (privsep.h): its answer */
+	void *source_data; /* a source other than the scheduler (privsep/channel.h): its answer */
 };
 
 /*

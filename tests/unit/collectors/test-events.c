@@ -68,23 +68,23 @@ static void test_events(void **state)
 
 static void test_parse_events(void **state)
 {
-	struct cgstat_events ev;
+	struct mempressure_events ev;
 	const char ok[] = "high 3\n\nmax 18446744073709551615";
 
 	(void)state;
 	/* no trailing newline, an empty line: fine; absent keys stay absent */
-	assert_int_equal(cgstat_parse_events(ok, strlen(ok), &ev), 0);
-	assert_int_equal(ev.present, 1u << CGSTAT_EVENT_HIGH | 1u << CGSTAT_EVENT_MAX);
-	assert_int_equal(ev.value[CGSTAT_EVENT_HIGH], 3);
-	assert_true(ev.value[CGSTAT_EVENT_MAX] == UINT64_MAX);
-	assert_int_equal(cgstat_parse_events("max 18446744073709551616\n", 25, &ev), -EINVAL);
-	assert_int_equal(cgstat_parse_events("high 1 2\n", 9, &ev), -EINVAL);
-	assert_int_equal(cgstat_parse_events("high\n", 5, &ev), -EINVAL);
-	assert_int_equal(cgstat_parse_events("high 1\nhigh 2\n", 14, &ev), -EINVAL);
-	assert_int_equal(cgstat_parse_events("high +1\n", 8, &ev), -EINVAL);
+	assert_int_equal(mempressure_parse_events(ok, strlen(ok), &ev), 0);
+	assert_int_equal(ev.present, 1u << MEMPRESSURE_EVENT_HIGH | 1u << MEMPRESSURE_EVENT_MAX);
+	assert_int_equal(ev.value[MEMPRESSURE_EVENT_HIGH], 3);
+	assert_true(ev.value[MEMPRESSURE_EVENT_MAX] == UINT64_MAX);
+	assert_int_equal(mempressure_parse_events("max 18446744073709551616\n", 25, &ev), -EINVAL);
+	assert_int_equal(mempressure_parse_events("high 1 2\n", 9, &ev), -EINVAL);
+	assert_int_equal(mempressure_parse_events("high\n", 5, &ev), -EINVAL);
+	assert_int_equal(mempressure_parse_events("high 1\nhigh 2\n", 14, &ev), -EINVAL);
+	assert_int_equal(mempressure_parse_events("high +1\n", 8, &ev), -EINVAL);
 	/* the length bounds the parse, not a NUL */
-	assert_int_equal(cgstat_parse_events("oom 7junk", 5, &ev), 0);
-	assert_int_equal(ev.value[CGSTAT_EVENT_OOM], 7);
+	assert_int_equal(mempressure_parse_events("oom 7junk", 5, &ev), 0);
+	assert_int_equal(ev.value[MEMPRESSURE_EVENT_OOM], 7);
 }
 
 int main(void)

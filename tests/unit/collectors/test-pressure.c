@@ -70,23 +70,23 @@ static void test_pressure(void **state)
 
 static void test_parse_psi(void **state)
 {
-	struct cgstat_psi psi;
+	struct mempressure_psi psi;
 	const char some_only[] = "some avg10=0.00 avg60=0.00 avg300=0.00 total=5";
 	const char cpu_root[] = "some avg10=0.00 avg60=0.00 avg300=0.00 total=9\nfull total=1\n";
 
 	(void)state;
 	/* a file without full (cpu.pressure before 5.13): some alone */
-	assert_int_equal(cgstat_parse_psi(some_only, strlen(some_only), &psi), 0);
-	assert_int_equal(psi.present, 1u << CGSTAT_PSI_SOME);
-	assert_int_equal(psi.total_us[CGSTAT_PSI_SOME], 5);
-	assert_int_equal(cgstat_parse_psi(cpu_root, strlen(cpu_root), &psi), 0);
-	assert_int_equal(psi.total_us[CGSTAT_PSI_FULL], 1);
-	assert_int_equal(cgstat_parse_psi("some total=1 total=2\n", 21, &psi), -EINVAL);
-	assert_int_equal(cgstat_parse_psi("some total=1\nsome total=2\n", 26, &psi), -EINVAL);
-	assert_int_equal(cgstat_parse_psi("full total=\n", 12, &psi), -EINVAL);
-	assert_int_equal(cgstat_parse_psi("full total=1.5\n", 15, &psi), -EINVAL);
+	assert_int_equal(mempressure_parse_psi(some_only, strlen(some_only), &psi), 0);
+	assert_int_equal(psi.present, 1u << MEMPRESSURE_PSI_SOME);
+	assert_int_equal(psi.total_us[MEMPRESSURE_PSI_SOME], 5);
+	assert_int_equal(mempressure_parse_psi(cpu_root, strlen(cpu_root), &psi), 0);
+	assert_int_equal(psi.total_us[MEMPRESSURE_PSI_FULL], 1);
+	assert_int_equal(mempressure_parse_psi("some total=1 total=2\n", 21, &psi), -EINVAL);
+	assert_int_equal(mempressure_parse_psi("some total=1\nsome total=2\n", 26, &psi), -EINVAL);
+	assert_int_equal(mempressure_parse_psi("full total=\n", 12, &psi), -EINVAL);
+	assert_int_equal(mempressure_parse_psi("full total=1.5\n", 15, &psi), -EINVAL);
 	/* other kinds of line are not ours */
-	assert_int_equal(cgstat_parse_psi("partial total=x\n", 16, &psi), 0);
+	assert_int_equal(mempressure_parse_psi("partial total=x\n", 16, &psi), 0);
 	assert_int_equal(psi.present, 0);
 }
 

@@ -101,7 +101,7 @@ static struct snapshot *scan(void)
 {
 	struct collector_options o = { .cgroupfs = tree, .procfs = proc };
 	struct pagecache pc = { .abi = PAGECACHE_ABI_MAINLINE, .sys = fake_cachestat };
-	struct collector *c = NULL;
+	struct scan_engine *c = NULL;
 	struct config *cfg = NULL;
 	struct snapshot *s = NULL;
 	char *json = NULL, *err = NULL;
@@ -118,9 +118,9 @@ static struct snapshot *scan(void)
 	if (config_parse(json, strlen(json), "t", &cfg, &err) < 0)
 		fail_msg("config: %s", err);
 	free(json);
-	assert_int_equal(collector_new(&o, &pc, cfg, &c), 0);
-	assert_int_equal(collector_scan(c, &s), 0);
-	collector_free(c);
+	assert_int_equal(scan_engine_new(&o, &pc, cfg, &c), 0);
+	assert_int_equal(scan_engine_run(c, &s), 0);
+	scan_engine_free(c);
 	return s;
 }
 

@@ -208,10 +208,10 @@ static struct scheduler *make_scheduler(void)
 	struct collector_options co = { .cgroupfs = cgroot, .procfs = "/proc",
 					.enable = { true, true, true } };
 	struct pagecache pc = { .abi = PAGECACHE_ABI_NONE };
-	struct collector *c = NULL;
+	struct scan_engine *c = NULL;
 	struct scheduler *sched = NULL;
 
-	assert_int_equal(collector_new(&co, &pc, config_new_default(), &c), 0);
+	assert_int_equal(scan_engine_new(&co, &pc, config_new_default(), &c), 0);
 	assert_int_equal(scheduler_new(c, &meta, &sched), 0);
 	return sched;
 }
@@ -451,7 +451,7 @@ static struct scheduler *make_slow_scheduler(void)
 {
 	struct collector_options co = { .cgroupfs = cgroot, .procfs = "/proc" };
 	struct pagecache pc = { .abi = PAGECACHE_ABI_MAINLINE, .sys = slow_cachestat };
-	struct collector *c = NULL;
+	struct scan_engine *c = NULL;
 	struct scheduler *sched = NULL;
 	struct config *cfg = NULL;
 	char *json = NULL, *err = NULL, data[64];
@@ -472,7 +472,7 @@ static struct scheduler *make_slow_scheduler(void)
 	if (config_parse(json, strlen(json), "t", &cfg, &err) < 0)
 		fail_msg("config: %s", err);
 	free(json);
-	assert_int_equal(collector_new(&co, &pc, cfg, &c), 0);
+	assert_int_equal(scan_engine_new(&co, &pc, cfg, &c), 0);
 	assert_int_equal(scheduler_new(c, &meta, &sched), 0);
 	return sched;
 }

@@ -57,13 +57,13 @@ static void *thread_caps(void *arg)
 
 static int child_drop(void)
 {
-	struct privs_result res;
+	struct sandbox_result res;
 	char *err = NULL;
 	pthread_t t;
 	int ok = 0;
 
-	if (privs_drop("nobody", &res, &err) != 0) {
-		fprintf(stderr, "privs_drop: %s\n", err ? err : "?");
+	if (sandbox_drop("nobody", &res, &err) != 0) {
+		fprintf(stderr, "sandbox_drop: %s\n", err ? err : "?");
 		return 2;
 	}
 	if (!res.changed_user || getuid() == 0 || geteuid() == 0 || getgid() == 0)
@@ -109,10 +109,10 @@ static void test_drop(void **state)
 
 static int child_drop_keep_uid(void)
 {
-	struct privs_result res;
+	struct sandbox_result res;
 	char *err = NULL;
 
-	if (privs_drop(NULL, &res, &err) != 0)
+	if (sandbox_drop(NULL, &res, &err) != 0)
 		return 2;
 	if (res.changed_user || getuid() != 0)
 		return 3;
@@ -134,7 +134,7 @@ static void test_drop_keep_uid(void **state)
 /* Root given only a few capabilities (a container's): it cannot become nobody, and stays. */
 static int child_root_without_setuid(void)
 {
-	struct privs_result res;
+	struct sandbox_result res;
 	char *err = NULL;
 
 	capng_clear(CAPNG_SELECT_BOTH);
@@ -142,8 +142,8 @@ static int child_root_without_setuid(void)
 		      CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_FOWNER, -1);
 	if (capng_apply(CAPNG_SELECT_BOTH) < 0)
 		return 2;
-	if (privs_drop("nobody", &res, &err) != 0) {
-		fprintf(stderr, "privs_drop: %s\n", err ? err : "?");
+	if (sandbox_drop("nobody", &res, &err) != 0) {
+		fprintf(stderr, "sandbox_drop: %s\n", err ? err : "?");
 		return 3;
 	}
 	if (res.changed_user || !res.stayed_root || getuid() != 0)
@@ -164,9 +164,9 @@ static void test_root_without_setuid(void **state)
 
 static int child_unknown_user(void)
 {
-	struct privs_result res;
+	struct sandbox_result res;
 	char *err = NULL;
-	int r = privs_drop("no-such-user-here", &res, &err);
+	int r = sandbox_drop("no-such-user-here", &res, &err);
 
 	if (r >= 0 || !err || !strstr(err, "no-such-user-here"))
 		return 2;
@@ -202,8 +202,8 @@ static int child_seccomp(void)
 	if (fd < 0)
 		return 2;
 	close(fd);
-	if (privs_seccomp(&err) != 0) {
-		fprintf(stderr, "privs_seccomp: %s\n", err ? err : "?");
+	if (sandbox_seccomp(&err) != 0) {
+		fprintf(stderr, "sandbox_seccomp: %s\n", err ? err : "?");
 		return 3;
 	}
 	/* allowed: read-only opens, directories, threads, time, cachestat */
@@ -274,8 +274,8 @@ static int child_drop_all(void)
 {
 	char *err = NULL;
 
-	if (privs_drop_all(&err) != 0) {
-		fprintf(stderr, "privs_drop_all: %s\n", err ? err : "?");
+	if (sandbox_drop_all(&err) != 0) {
+		fprintf(stderr, "sandbox_drop_all: %s\n", err ? err : "?");
 		return 2;
 	}
 	if (capng_get_caps_process() != 0 || capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE)
@@ -308,7 +308,7 @@ static int child_seccomp_http(void)
 	int p[2], fd;
 	pthread_t t;
 
-	if (pipe2(p, O_CLOEXEC) < 0 || privs_seccomp(&err) != 0 || privs_seccomp_http(&err) != 0) {
+	if (pipe2(p, O_CLOEXEC) < 0 || sandbox_seccomp(&err) != 0 || sandbox_seccomp_http(&err) != 0) {
 		fprintf(stderr, "filters: %s\n", err ? err : "?");
 		return 2;
 	}

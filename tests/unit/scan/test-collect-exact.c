@@ -117,12 +117,12 @@ static int teardown(void **state)
 }
 
 /* A collector over the fake tree, with the config printed from fmt. */
-__attribute__((format(printf, 2, 3))) static struct collector *make(enum pagecache_abi abi,
+__attribute__((format(printf, 2, 3))) static struct scan_engine *make(enum pagecache_abi abi,
 								    const char *fmt, ...)
 {
 	struct collector_options o = { .cgroupfs = root, .procfs = "/proc" };
 	struct pagecache pc = { .abi = abi, .sys = fake_cachestat };
-	struct collector *c = NULL;
+	struct scan_engine *c = NULL;
 	struct config *cfg = NULL;
 	char *json, *err = NULL;
 	va_list ap;
@@ -138,7 +138,7 @@ __attribute__((format(printf, 2, 3))) static struct collector *make(enum pagecac
 	fake_abi = abi;
 	for (size_t i = 0; i < registry_count(); i++) /* fanotify watches the host: not here */
 		o.enable[i] = strcmp(registry_get(i)->name, "fanotify") != 0;
-	assert_int_equal(collector_new(&o, &pc, cfg, &c), 0);
+	assert_int_equal(scan_engine_new(&o, &pc, cfg, &c), 0);
 	return c;
 }
 
@@ -193,13 +193,13 @@ static void assert_skipped(const struct snapshot *s, const uint64_t want[_SKIP_M
 /* Every byte total of the cgroup and of each of its files, for one ABI. */
 static void scan_exact(enum pagecache_abi abi)
 {
-	struct collector *c = make(abi, "{ \"cgroups\": [ { \"match\": \"/b\", \"paths\": [\"%s\"] } ],"
+	struct scan_engine *c = make(abi, "{ \"cgroups\": [ { \"match\": \"/b\", \"paths\": [\"%s\"] } ],"
 					" \"per_file_top\": 10 }", data);
 	const struct snap_cgroup *b;
 	struct snapshot *s = NULL;
 
 	fake_calls = 0;
-	assert_int_equal(collector_scan(c, &s), 0);
+	assert_int_equal(scan_engine_run(c, &s), 0);
 	assert_null(s->problem);
 	assert_int_equal(s->abi, abi);
 	b = find(s, "/b");
@@ -226,7 +226,7 @@ static void scan_exact(enum pagecache_abi abi)
 		assert_skipped(s, want);
 	}
 	snapshot_unref(s);
-	collector_free(c);
+	scan_engine_free(c);
 }
 
 static void test_exact_mainline(void **state)
@@ -244,7 +244,7 @@ static void test_exact_seed(void **state)
 /* The top N keeps N files, each with its own exact numbers and size. */
 static void test_exact_top(void **state)
 {
-	struct collector *c = make(PAGECACHE_ABI_MAINLINE,
+	struct scan_engine *c = make(PAGECACHE_ABI_MAINLINE,
 				   "{ \"cgroups\": [ { \"match\": \"/b\", \"paths\": [\"%s/f1\", \"%s/f5\", \"%s/f3\"] } ],"
 				   " \"per_file_top\": 2 }", data, data, data);
 	const struct snap_cgroup *b;
@@ -252,7 +252,7 @@ static void test_exact_top(void **state)
 	uint64_t sizes = 0;
 
 	(void)state;
-	assert_int_equal(collector_scan(c, &s), 0);
+	assert_int_equal(scan_engine_run(c, &s), 0);
 	b = find(s, "/b");
 	assert_int_equal(cs_of(b)->files, 3);
 	assert_int_equal(cs_of(b)->files_size, 1 + 5 + 3);
@@ -265,13 +265,13 @@ static void test_exact_top(void **state)
 	/* equal page counts: the choice among equals is stable, but any two of 1, 5, 3 */
 	assert_true(sizes == 6 || sizes == 8 || sizes == 4);
 	snapshot_unref(s);
-	collector_free(c);
+	scan_engine_free(c);
 }
 
 /* Skips by reason, exactly, and added up from scan to scan: never counted twice. */
 static void test_exact_skips(void **state)
 {
-	struct collector *c = make(PAGECACHE_ABI_MAINLINE,
+	struct scan_engine *c = make(PAGECACHE_ABI_MAINLINE,
 				   "{ \"cgroups\": [ { \"match\": \"/b\", \"paths\": [\"%s/f1\", \"%s/f2\","
 				   " \"%s/no-such-file\", \"/dev/null\"] } ],"
 				   " \"limits\": { \"max_files_per_cgroup\": 1 } }", data, data, data);
@@ -279,7 +279,7 @@ static void test_exact_skips(void **state)
 	struct snapshot *s = NULL;
 
 	(void)state;
-	assert_int_equal(collector_scan(c, &s), 0);
+	assert_int_equal(scan_engine_run(c, &s), 0);
 	assert_int_equal(cs_of(find(s, "/b"))->files, 1);
 	assert_counts(&cs_of(find(s, "/b"))->c, 1);
 	want[SKIP_LIMIT] = 1;      /* f2 */
@@ -288,13 +288,13 @@ static void test_exact_skips(void **state)
 	assert_skipped(s, want);
 	snapshot_unref(s);
 
-	assert_int_equal(collector_scan(c, &s), 0);
+	assert_int_equal(scan_engine_run(c, &s), 0);
 	want[SKIP_LIMIT] = 2;
 	want[SKIP_NOT_FOUND] = 2;
 	want[SKIP_NOT_REGULAR] = 2;
 	assert_skipped(s, want);
 	snapshot_unref(s);
-	collector_free(c);
+	scan_engine_free(c);
 }
 
 int main(void)

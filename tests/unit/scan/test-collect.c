@@ -97,11 +97,11 @@ static int teardown(void **state)
 
 static const char *procfs = "/proc";
 
-static struct collector *make(enum pagecache_abi abi, const char *config_json)
+static struct scan_engine *make(enum pagecache_abi abi, const char *config_json)
 {
 	struct collector_options o = { .cgroupfs = root, .procfs = procfs };
 	struct pagecache pc = { .abi = abi, .sys = fake_cachestat };
-	struct collector *c = NULL;
+	struct scan_engine *c = NULL;
 	struct config *cfg = NULL;
 	char *err = NULL;
 
@@ -113,7 +113,7 @@ static struct collector *make(enum pagecache_abi abi, const char *config_json)
 	} else {
 		cfg = config_new_default();
 	}
-	assert_int_equal(collector_new(&o, &pc, cfg, &c), 0);
+	assert_int_equal(scan_engine_new(&o, &pc, cfg, &c), 0);
 	return c;
 }
 
@@ -161,13 +161,13 @@ static char *config_for_b(const char *extra)
 static void test_scan(void **state)
 {
 	char *json = config_for_b(", \"per_file_top\": 2");
-	struct collector *c = make(PAGECACHE_ABI_MAINLINE, json);
+	struct scan_engine *c = make(PAGECACHE_ABI_MAINLINE, json);
 	struct snapshot *s = NULL;
 	const struct snap_cgroup *a, *b, *sub;
 	long ps = sysconf(_SC_PAGESIZE);
 
 	(void)state;
-	assert_int_equal(collector_scan(c, &s), 0);
+	assert_int_equal(scan_engine_run(c, &s), 0);
 	assert_null(s->problem);
 	assert_int_equal(s->n_cgroups, 4);
 	assert_string_equal(s->cgroups[0].name, "/"); /* sorted */
@@ -202,26 +202,26 @@ static void test_scan(void **state)
 	assert_true(snapshot_collector(s, "cachestat")->success);
 	assert_true(snapshot_collector(s, "memstat")->success);
 	snapshot_unref(s);
-	collector_free(c);
+	scan_engine_free(c);
 	free(json);
 }
 
 static void test_limits(void **state)
 {
 	char *json = config_for_b(", \"limits\": { \"max_files_per_cgroup\": 2 }");
-	struct collector *c = make(PAGECACHE_ABI_MAINLINE, json);
+	struct scan_engine *c = make(PAGECACHE_ABI_MAINLINE, json);
 	struct snapshot *s = NULL;
 
 	(void)state;
-	assert_int_equal(collector_scan(c, &s), 0);
+	assert_int_equal(scan_engine_run(c, &s), 0);
 	assert_int_equal(files_of(find(s, "/b")), 2);
 	assert_true(s->skipped[SKIP_LIMIT] >= 3);
 	snapshot_unref(s);
 	/* the skipped counters add up from scan to scan */
-	assert_int_equal(collector_scan(c, &s), 0);
+	assert_int_equal(scan_engine_run(c, &s), 0);
 	assert_true(s->skipped[SKIP_LIMIT] >= 6);
 	snapshot_unref(s);
-	collector_free(c);
+	scan_engine_free(c);
 	free(json);
 }
 
@@ -229,12 +229,12 @@ static void test_limits(void **state)
 static void test_scan_cap(void **state)
 {
 	char *json = config_for_b(", \"limits\": { \"max_files_per_scan\": 1 }");
-	struct collector *c = make(PAGECACHE_ABI_MAINLINE, json);
+	struct scan_engine *c = make(PAGECACHE_ABI_MAINLINE, json);
 	struct snapshot *s = NULL;
 	const struct snap_cgroup *a, *b, *sub;
 
 	(void)state;
-	assert_int_equal(collector_scan(c, &s), 0);
+	assert_int_equal(scan_engine_run(c, &s), 0);
 	a = find(s, "/a");
 	b = find(s, "/b");
 	sub = find(s, "/b/sub");
@@ -244,65 +244,65 @@ static void test_scan_cap(void **state)
 	assert_null(cs_of(sub));
 	assert_true(s->skipped[SKIP_LIMIT] > 0);
 	snapshot_unref(s);
-	collector_free(c);
+	scan_engine_free(c);
 	free(json);
 }
 
 /* No cachestat: no cachestat numbers at all (never zeros), memory.stat still served. */
 static void test_abi_none(void **state)
 {
-	struct collector *c = make(PAGECACHE_ABI_NONE, NULL);
+	struct scan_engine *c = make(PAGECACHE_ABI_NONE, NULL);
 	struct snapshot *s = NULL;
 
 	(void)state;
 	fake_calls = 0;
-	assert_int_equal(collector_scan(c, &s), 0);
+	assert_int_equal(scan_engine_run(c, &s), 0);
 	for (size_t i = 0; i < s->n_cgroups; i++)
 		assert_null(cs_of(&s->cgroups[i]));
 	assert_non_null(ms_of(find(s, "/a")));
 	assert_false(snapshot_collector(s, "cachestat")->reported);
 	assert_int_equal(fake_calls, 0);
 	snapshot_unref(s);
-	collector_free(c);
+	scan_engine_free(c);
 }
 
 /* A collector that fails as its scan begins (cachestat without /proc) reports the failure. */
 static void test_fail_at_begin(void **state)
 {
-	struct collector *c;
+	struct scan_engine *c;
 	struct snapshot *s = NULL;
 
 	(void)state;
 	procfs = "/nonexistent-procfs";
 	c = make(PAGECACHE_ABI_MAINLINE, NULL);
 	procfs = "/proc";
-	assert_int_equal(collector_scan(c, &s), 0);
+	assert_int_equal(scan_engine_run(c, &s), 0);
 	assert_false(snapshot_collector(s, "cachestat")->success);
 	assert_true(snapshot_collector(s, "memstat")->success);
 	assert_non_null(s->problem);
 	snapshot_unref(s);
-	collector_free(c);
+	scan_engine_free(c);
 }
 
 /* A config swapped in between scans applies to the next one. */
 static void test_set_config(void **state)
 {
-	struct collector *c = make(PAGECACHE_ABI_MAINLINE, NULL);
+	struct scan_engine *c = make(PAGECACHE_ABI_MAINLINE, NULL);
 	char *json = config_for_b("");
 	struct config *cfg = NULL;
 	struct snapshot *s = NULL;
 	char *err = NULL;
 
 	(void)state;
-	assert_int_equal(collector_scan(c, &s), 0);
+	assert_int_equal(scan_engine_run(c, &s), 0);
 	assert_int_equal(files_of(find(s, "/b")), 0);
 	snapshot_unref(s);
 	assert_int_equal(config_parse(json, strlen(json), "t", &cfg, &err), 0);
-	collector_set_config(c, cfg);
-	assert_int_equal(collector_scan(c, &s), 0);
+	scan_engine_set_config(c, cfg);
+	assert_int_equal(scan_engine_run(c, &s), 0);
 	assert_int_equal(files_of(find(s, "/b")), 5);
 	snapshot_unref(s);
-	collector_free(c);
+	scan_engine_free(c);
 	free(json);
 }
 

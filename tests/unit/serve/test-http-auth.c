@@ -34,11 +34,11 @@ static struct scheduler *make_scheduler(void)
 {
 	struct collector_options co = { .cgroupfs = cgroot, .procfs = "/proc" };
 	struct pagecache pc = { .abi = PAGECACHE_ABI_NONE };
-	struct collector *c = NULL;
+	struct scan_engine *c = NULL;
 	struct scheduler *sched = NULL;
 
 	assert_non_null(mkdtemp(cgroot));
-	assert_int_equal(collector_new(&co, &pc, config_new_default(), &c), 0);
+	assert_int_equal(scan_engine_new(&co, &pc, config_new_default(), &c), 0);
 	assert_int_equal(scheduler_new(c, &meta, &sched), 0);
 	return sched;
 }

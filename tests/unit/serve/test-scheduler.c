@@ -76,11 +76,11 @@ static int teardown(void **state)
 static const struct render_meta meta = { .version = "t", .revision = "t" };
 
 /* A collector whose scan of /b cachestats the five files of data. */
-static struct collector *make(double max_scan_seconds)
+static struct scan_engine *make(double max_scan_seconds)
 {
 	struct collector_options o = { .cgroupfs = root, .procfs = "/proc" };
 	struct pagecache pc = { .abi = PAGECACHE_ABI_MAINLINE, .sys = fake_cachestat };
-	struct collector *c = NULL;
+	struct scan_engine *c = NULL;
 	struct config *cfg = NULL;
 	char *json = NULL, *err = NULL;
 
@@ -93,7 +93,7 @@ static struct collector *make(double max_scan_seconds)
 	if (config_parse(json, strlen(json), "t", &cfg, &err) < 0)
 		fail_msg("config: %s", err);
 	free(json);
-	assert_int_equal(collector_new(&o, &pc, cfg, &c), 0);
+	assert_int_equal(scan_engine_new(&o, &pc, cfg, &c), 0);
 	return c;
 }
 
@@ -117,7 +117,7 @@ static void *race(void *arg)
 /* Callers that arrive while a scan runs wait for it and share its rendered body. */
 static void test_shared_scan(void **state)
 {
-	struct collector *c = make(10);
+	struct scan_engine *c = make(10);
 	struct scheduler *s = NULL;
 	struct racer r[4];
 	pthread_t t[4];
@@ -175,7 +175,7 @@ static int threads(void)
  */
 static void test_stuck_scan(void **state)
 {
-	struct collector *c = make(0.5);
+	struct scan_engine *c = make(0.5);
 	struct scheduler *s = NULL;
 	struct sched_body *b = NULL, *first;
 	uint64_t t0;
@@ -223,7 +223,7 @@ static void test_stuck_scan(void **state)
 /* With a minimum interval, scrapes get the latest body at once; an old one starts a scan. */
 static void test_min_interval(void **state)
 {
-	struct collector *c = make(10);
+	struct scan_engine *c = make(10);
 	struct scheduler *s = NULL;
 	struct sched_body *a = NULL, *b = NULL;
 	bool stale;
@@ -260,7 +260,7 @@ static void test_min_interval(void **state)
 /* HEAD's way: the latest as it is, no scan, and -ENODATA before the first. */
 static void test_no_scan(void **state)
 {
-	struct collector *c = make(10);
+	struct scan_engine *c = make(10);
 	struct scheduler *s = NULL;
 	struct sched_body *b = NULL;
 	bool stale;
