@@ -11,7 +11,7 @@
 
 #include "scan/cgroups.h"
 #include "files/files.h"
-#include "scan/registry.h"
+#include "scan/collector.h"
 #include "scan/render.h"
 #include "scan/skiplog.h"
 #include "base/util.h"

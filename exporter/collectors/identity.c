@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "parse/identity.h"
-#include "scan/registry.h"
+#include "scan/collector.h"
 #include "scan/render.h"
 #include "base/util.h"
 

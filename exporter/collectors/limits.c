@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scan/registry.h"
+#include "scan/collector.h"
 #include "scan/render.h"
 #include "base/util.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "files/files.h"
-#include "scan/registry.h"
+#include "scan/collector.h"
 #include "scan/render.h"
 #include "scan/topn.h"
 #include "base/util.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "parse/mempressure.h"
-#include "scan/registry.h"
+#include "scan/collector.h"
 #include "scan/render.h"
 #include "base/util.h"
 

@@ -25,7 +25,7 @@
 #include "collectors/cachestat.h"
 #include "files/fileset.h"
 #include "parse/meminfo.h"
-#include "scan/registry.h"
+#include "scan/collector.h"
 #include "scan/render.h"
 #include "base/util.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * scan engine: one scan of the cgroup tree into a snapshot, running the registered collectors
- * (registry.h) over each cgroup. When scans run and who shares them is the scheduler's.
+ * (collector.h, registry.h) over each cgroup. When scans run and who shares them is the scheduler's.
  * Never logs: what went wrong is in snapshot->problem and the collector success flags.
  */
 #pragma once

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render: a snapshot as Prometheus text exposition format 0.0.4, or as JSON. Writes the
- * exporter's own families and, through each collector's render hooks (registry.h), theirs: the
+ * exporter's own families and, through each collector's render hooks (collector.h), theirs: the
  * helpers below are all a collector uses to write, so that escaping and the format live here.
  * Metric names are the contract of docs/metrics.md. Never reads /proc or /sys.
  */
