@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "parse/mountinfo.h"
+
 /* The mount a memfd of ours lives on: the one memfds, SysV shm and shared /dev/zero use. */
 static void find_shm_mount(struct fstypes *f)
 {
@@ -86,23 +88,6 @@ int fstypes_mount_excluded(const struct fstypes *f, uint64_t mnt_id)
 	return f->mounts[i].excluded ? 1 : 0;
 }
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo; undone in place. */
-static void unescape(char *s)
-{
-	char *o = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = '\0';
-}
-
 static int add(struct fstypes *f, uint64_t mnt_id, bool excluded, const char *point)
 {
 	size_t i = find(f, mnt_id);
@@ -133,42 +118,35 @@ static int add(struct fstypes *f, uint64_t mnt_id, bool excluded, const char *po
 }
 
 /*
- * "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue": mount id,
- * parent, dev, root, mount point, options, optional fields up to "-", then the type.
+ * One line of mountinfo, read by its parser (parse/mountinfo.h): the mount, excluded or not by
+ * its type. A line the parser refuses is passed over; only running out of memory is an error.
  */
-static int add_line(struct fstypes *f, char *line, bool with_points)
+static int add_line(struct fstypes *f, const char *line, size_t len, bool with_points)
 {
-	char *save = NULL, *tok, *point = NULL;
-	unsigned long long id = 0;
-	int i = 0;
+	struct mountinfo m;
+	int r = mountinfo_parse_line(line, len, &m);
 
-	for (tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save), i++) {
-		if (i == 0)
-			id = strtoull(tok, NULL, 10);
-		else if (i == 4)
-			point = tok;
-		else if (i > 5 && strcmp(tok, "-") == 0)
-			break;
-	}
-	tok = strtok_r(NULL, " ", &save);
-	if (!tok || !point)
-		return 0;
-	if (with_points)
-		unescape(point);
-	return add(f, id, fstypes_name_excluded(f, tok), with_points ? point : NULL);
+	if (r < 0)
+		return r == -ENOMEM ? r : 0;
+	r = add(f, (uint64_t)m.mount_id, fstypes_name_excluded(f, m.fstype),
+		with_points ? m.mount_point : NULL);
+	mountinfo_done(&m);
+	return r;
 }
 
 int fstypes_add_mountinfo(struct fstypes *f, const char *buf, size_t len, bool with_points)
 {
-	char *copy = strndup(buf, len), *save = NULL;
+	const char *p = buf, *end = buf + len;
 	int r = 0;
 
-	if (!copy)
-		return -ENOMEM;
-	for (char *line = strtok_r(copy, "\n", &save); line && r == 0;
-	     line = strtok_r(NULL, "\n", &save))
-		r = add_line(f, line, with_points);
-	free(copy);
+	while (p < end && r == 0) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (n > 0)
+			r = add_line(f, p, n, with_points);
+		p += n + 1;
+	}
 	return r;
 }
 
