@@ -2,28 +2,8 @@
 #include "scan/skiplog.h"
 
 #include <pthread.h>
-#include <time.h>
 
-bool ratelimit_take(struct ratelimit *rl, uint64_t now_ns, uint64_t *ret_suppressed)
-{
-	if (rl->last_ns == 0) {
-		rl->tokens = rl->burst;
-	} else if (now_ns > rl->last_ns) {
-		rl->tokens += (double)(now_ns - rl->last_ns) / 1e9 * rl->rate;
-		if (rl->tokens > rl->burst)
-			rl->tokens = rl->burst;
-	}
-	if (now_ns > rl->last_ns)
-		rl->last_ns = now_ns;
-	if (rl->tokens < 1.0) {
-		rl->suppressed++;
-		return false;
-	}
-	rl->tokens -= 1.0;
-	*ret_suppressed = rl->suppressed;
-	rl->suppressed = 0;
-	return true;
-}
+#include "base/util.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static skiplog_sink_fn sink; /* under lock */
@@ -50,11 +30,8 @@ bool skiplog_enabled(void)
 
 void skiplog_note(const struct skiplog_event *ev)
 {
-	struct timespec ts;
-	uint64_t now, suppressed;
+	uint64_t now = monotonic_ns() + 1, suppressed;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec + 1;
 	pthread_mutex_lock(&lock);
 	/* under the lock: lines of concurrent scans stay whole and in order of the bucket */
 	if (sink && ev->reason < _SKIP_MAX && ratelimit_take(&buckets[ev->reason], now, &suppressed))

@@ -11,22 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/ratelimit.h"
 #include "base/snapshot.h"
-
-/* A token bucket: up to burst lines at once, then rate lines a second. */
-struct ratelimit {
-	double rate;          /* tokens per second */
-	double burst;         /* most tokens held */
-	double tokens;
-	uint64_t last_ns;     /* of the last refill; 0: never (the bucket starts full) */
-	uint64_t suppressed;  /* lines refused since the last one let through */
-};
-
-/*
- * Whether a line may go out at now_ns (a monotonic clock). On true, *ret_suppressed is the
- * number of lines refused since the previous one that went out, and the count starts again.
- */
-bool ratelimit_take(struct ratelimit *rl, uint64_t now_ns, uint64_t *ret_suppressed);
 
 struct skiplog_event {
 	pid_t pid;           /* the process whose file it is; 0 for a configured path */

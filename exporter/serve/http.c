@@ -289,14 +289,6 @@ static int web_load(const char *path, struct web_state **ret, struct file_id ids
 	return state_new(wc, ret, ret_error);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * At most once per HTTP_WEB_CONFIG_CHECK_NS, and by one thread at a time: when the web config
  * or a file it names changed, load it. A bad file keeps the running config and is logged once
@@ -362,7 +354,7 @@ static bool reload_if_changed(struct http_server *s)
 
 static void maybe_reload(struct http_server *s)
 {
-	uint64_t t = mono_ns();
+	uint64_t t = monotonic_ns();
 	bool expect = false;
 
 	if (!s->web_config_file || s->opts.web_config_watched_elsewhere ||
@@ -1150,7 +1142,7 @@ static int server_web_config(struct http_server *s, const char *file, char **ret
 		if (!s->web_config_file)
 			return -ENOMEM;
 		r = web_load(s->web_config_file, &s->state, s->ids, &s->n_ids, ret_error);
-		atomic_store(&s->next_check_ns, mono_ns() + HTTP_WEB_CONFIG_CHECK_NS);
+		atomic_store(&s->next_check_ns, monotonic_ns() + HTTP_WEB_CONFIG_CHECK_NS);
 	} else {
 		r = state_new(NULL, &s->state, ret_error);
 	}
@@ -1272,7 +1264,7 @@ int http_start(const struct http_options *opts, struct scheduler *sched,
 
 void http_quiesce(struct http_server *s, uint64_t timeout_ns)
 {
-	uint64_t end = mono_ns() + timeout_ns;
+	uint64_t end = monotonic_ns() + timeout_ns;
 
 	for (size_t i = 0; i < s->n_daemons; i++) {
 		MHD_socket fd = MHD_quiesce_daemon(s->daemons[i]);
@@ -1280,7 +1272,7 @@ void http_quiesce(struct http_server *s, uint64_t timeout_ns)
 		if (fd != MHD_INVALID_SOCKET)
 			close(fd);
 	}
-	while (atomic_load(&s->in_flight) > 0 && mono_ns() < end) {
+	while (atomic_load(&s->in_flight) > 0 && monotonic_ns() < end) {
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "scan/render.h"
 
 static const unsigned codes[] = SELFMETRICS_CODES;
 
@@ -164,11 +165,6 @@ static int open_fds(int self_fd, uint64_t *ret)
 	return 0;
 }
 
-static void family(FILE *out, const char *name, const char *type, const char *help)
-{
-	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
 /* Where a file cannot be read, its series are left out, as client libraries do. */
 static void process_families(FILE *out, const struct selfmetrics_proc *pf)
 {
@@ -177,21 +173,21 @@ static void process_families(FILE *out, const struct selfmetrics_proc *pf)
 	uint64_t fds = 0;
 
 	if (read_self_stat(pf, &st) == 0) {
-		family(out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
+		render_family(out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
 		fprintf(out, "process_cpu_seconds_total %.2f\n", st.cpu_seconds);
-		family(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+		render_family(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
 		fprintf(out, "process_resident_memory_bytes %" PRIu64 "\n", st.rss_bytes);
-		family(out, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.");
+		render_family(out, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.");
 		fprintf(out, "process_start_time_seconds %.2f\n", st.start_time);
-		family(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+		render_family(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
 		fprintf(out, "process_virtual_memory_bytes %" PRIu64 "\n", st.vsize);
 	}
 	if (open_fds(pf->self_fd, &fds) == 0) {
-		family(out, "process_open_fds", "gauge", "Number of open file descriptors.");
+		render_family(out, "process_open_fds", "gauge", "Number of open file descriptors.");
 		fprintf(out, "process_open_fds %" PRIu64 "\n", fds);
 	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		family(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+		render_family(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
 		if (rl.rlim_cur == RLIM_INFINITY)
 			fprintf(out, "process_max_fds +Inf\n");
 		else
@@ -232,7 +228,7 @@ static void process_families_cached(FILE *out, struct selfmetrics_proc *p)
 int selfmetrics_render(FILE *out, const struct selfmetrics *m, struct selfmetrics_proc *p)
 {
 	process_families_cached(out, p);
-	family(out, "cachestat_http_requests_total", "counter",
+	render_family(out, "cachestat_http_requests_total", "counter",
 	       "HTTP requests answered by the exporter, by status code.");
 	for (unsigned i = 0; i < SELFMETRICS_N_CODES; i++) {
 		if (i < ELEMENTSOF(codes))
@@ -242,16 +238,16 @@ int selfmetrics_render(FILE *out, const struct selfmetrics *m, struct selfmetric
 			fprintf(out, "cachestat_http_requests_total{code=\"other\"} %" PRIu64 "\n",
 				m->requests[i]);
 	}
-	family(out, "cachestat_http_requests_in_flight", "gauge",
+	render_family(out, "cachestat_http_requests_in_flight", "gauge",
 	       "Scrapes in progress, until their body is sent, this one included.");
 	fprintf(out, "cachestat_http_requests_in_flight %u\n", m->in_flight);
-	family(out, "cachestat_snapshot_age_seconds", "gauge",
+	render_family(out, "cachestat_snapshot_age_seconds", "gauge",
 	       "Time since the scan of the snapshot served ended: above the scrape's own wait, the scan in progress did not end in time and an older snapshot is served.");
 	fprintf(out, "cachestat_snapshot_age_seconds %.3f\n", m->snapshot_age_seconds);
-	family(out, "cachestat_scans_stuck_total", "counter",
+	render_family(out, "cachestat_scans_stuck_total", "counter",
 	       "Scans left behind because they ran past limits.max_scan_seconds (a hung file system).");
 	fprintf(out, "cachestat_scans_stuck_total %" PRIu64 "\n", m->scans_stuck_total);
-	family(out, "cachestat_http_restarts_total", "counter",
+	render_family(out, "cachestat_http_restarts_total", "counter",
 	       "Times the HTTP process died and the scanner process started it again.");
 	fprintf(out, "cachestat_http_restarts_total %" PRIu64 "\n", m->http_restarts_total);
 	return ferror(out) ? -EIO : 0;

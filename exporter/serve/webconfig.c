@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "base/ratelimit.h"
 #include "base/util.h"
 
 /* The key of the login cache's HMAC: random per process, so cached digests mean nothing
@@ -971,36 +972,26 @@ static void cache_add(struct webconfig *wc, const uint8_t digest[32], bool ok)
  */
 static pthread_mutex_t bcrypt_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t token_lock = PTHREAD_MUTEX_INITIALIZER;
-static double bcrypt_tokens = WEBCONFIG_BCRYPT_BURST; /* under token_lock */
-static struct timespec bcrypt_last;                   /* under token_lock */
-static double bcrypt_rate = WEBCONFIG_BCRYPT_PER_SECOND, bcrypt_burst = WEBCONFIG_BCRYPT_BURST;
+static struct ratelimit bcrypt_bucket = { /* under token_lock */
+	.rate = WEBCONFIG_BCRYPT_PER_SECOND,
+	.burst = WEBCONFIG_BCRYPT_BURST,
+};
 
 void webconfig_set_bcrypt_rate(double per_second, double burst)
 {
 	pthread_mutex_lock(&token_lock);
-	bcrypt_rate = per_second;
-	bcrypt_tokens = bcrypt_burst = burst;
+	bcrypt_bucket = (struct ratelimit){ .rate = per_second, .burst = burst };
 	pthread_mutex_unlock(&token_lock);
 }
 
 /* Takes a token, false when none is left. */
 static bool bcrypt_take_token(void)
 {
-	struct timespec now;
-	double dt;
+	uint64_t suppressed;
 	bool ok;
 
 	pthread_mutex_lock(&token_lock);
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	dt = (double)(now.tv_sec - bcrypt_last.tv_sec) +
-	     (double)(now.tv_nsec - bcrypt_last.tv_nsec) / 1e9;
-	bcrypt_last = now;
-	bcrypt_tokens += dt * bcrypt_rate;
-	if (bcrypt_tokens > bcrypt_burst)
-		bcrypt_tokens = bcrypt_burst;
-	ok = bcrypt_tokens >= 1;
-	if (ok)
-		bcrypt_tokens -= 1;
+	ok = ratelimit_take(&bcrypt_bucket, monotonic_ns() + 1, &suppressed);
 	pthread_mutex_unlock(&token_lock);
 	return ok;
 }
