@@ -70,45 +70,58 @@ static void files_skipped(struct files_ctx *fc, enum skip_reason r, int err)
 	note_skip(fc->userdata, r, r == SKIP_EPERM || r == SKIP_ERROR ? err : 0, NULL, NULL);
 }
 
+enum skip_reason cachestat_skip_reason(int r)
+{
+	return r == -EPERM ? SKIP_EPERM : r == -EOPNOTSUPP ? SKIP_UNSUPPORTED : SKIP_ERROR;
+}
+
+struct snap_file cachestat_file_record(const struct files_entry *e,
+				       const struct pagecache_cachestat *st, uint64_t ps)
+{
+	return (struct snap_file){
+		.size = (uint64_t)e->st->st_size,
+		.c = {
+			.cached = st->nr_cache * ps,
+			.dirty = st->nr_dirty * ps,
+			.writeback = st->nr_writeback * ps,
+			.evicted = st->nr_evicted * ps,
+			.recently_evicted = st->nr_recently_evicted * ps,
+		},
+		.dev = (uint64_t)e->st->st_dev,
+		.ino = (uint64_t)e->st->st_ino,
+	};
+}
+
+void cachestat_sum_add(struct cachestat_cgroup *sum, const struct snap_file *file)
+{
+	sum->c.cached += file->c.cached;
+	sum->c.dirty += file->c.dirty;
+	sum->c.writeback += file->c.writeback;
+	sum->c.evicted += file->c.evicted;
+	sum->c.recently_evicted += file->c.recently_evicted;
+	sum->files++;
+	sum->files_size += file->size;
+}
+
 /* files' visitor: one cachestat call per open file. */
 static int visit_file(struct files_ctx *fc, const struct files_entry *e)
 {
 	struct cachestat_scan *cs = fc->userdata;
-	uint64_t ps = (uint64_t)cs->scan->page_size;
 	struct pagecache_cachestat st;
 	struct snap_file file;
 	int r;
 
 	r = files_cachestat(fc, cs->scan->pc, e, &st);
 	if (r < 0) {
-		enum skip_reason why = r == -EPERM	  ? SKIP_EPERM
-				       : r == -EOPNOTSUPP ? SKIP_UNSUPPORTED
-							  : SKIP_ERROR;
+		enum skip_reason why = cachestat_skip_reason(r);
 
 		fc->skipped[why]++;
 		if (fc->on_skip)
 			note_skip(cs, why, -r, "cachestat", e);
 		return 0;
 	}
-	file = (struct snap_file){
-		.size = (uint64_t)e->st->st_size,
-		.c = {
-			.cached = st.nr_cache * ps,
-			.dirty = st.nr_dirty * ps,
-			.writeback = st.nr_writeback * ps,
-			.evicted = st.nr_evicted * ps,
-			.recently_evicted = st.nr_recently_evicted * ps,
-		},
-		.dev = (uint64_t)e->st->st_dev,
-		.ino = (uint64_t)e->st->st_ino,
-	};
-	cs->sum->c.cached += file.c.cached;
-	cs->sum->c.dirty += file.c.dirty;
-	cs->sum->c.writeback += file.c.writeback;
-	cs->sum->c.evicted += file.c.evicted;
-	cs->sum->c.recently_evicted += file.c.recently_evicted;
-	cs->sum->files++;
-	cs->sum->files_size += file.size;
+	file = cachestat_file_record(e, &st, (uint64_t)cs->scan->page_size);
+	cachestat_sum_add(cs->sum, &file);
 	scan_file_counted(cs->scan, &(struct collect_file){ .cg = cs->cur, .file = &file, .fc = fc, .e = e });
 	return 0;
 }

@@ -7,7 +7,10 @@
 
 #include <stdint.h>
 
+#include "base/pagecache.h"
 #include "base/snapshot.h"
+
+struct files_entry;
 
 /* snap_cgroup.data of "cachestat"; absent where the cgroup was not scanned to the end. */
 struct cachestat_cgroup {
@@ -15,3 +18,14 @@ struct cachestat_cgroup {
 	uint64_t files;
 	uint64_t files_size;
 };
+
+/*
+ * The record of a file cachestat(2) answered st about: its size, identity and five counts in
+ * bytes. The one place pages become bytes, for this collector and the fanotify one.
+ */
+struct snap_file cachestat_file_record(const struct files_entry *e,
+				       const struct pagecache_cachestat *st, uint64_t page_size);
+/* Adds a file's record to a cgroup's sums. */
+void cachestat_sum_add(struct cachestat_cgroup *sum, const struct snap_file *file);
+/* Why a file whose cachestat call failed with r is skipped. */
+enum skip_reason cachestat_skip_reason(int r);

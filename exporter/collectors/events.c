@@ -25,21 +25,15 @@ static int events_scan_cgroup(struct collect_scan *scan, size_t idx, void *state
 	int r;
 
 	(void)state;
-	r = read_file_at(dirfd, "memory.events", &buf, &len);
-	if (r == -ENOENT)
-		return 0; /* the root cgroup, a hybrid host's v1 hierarchy: no series, not zeros */
-	if (r < 0) {
-		scan_problem(scan, "reading %s/memory.events: %s", cg->name, strerror(-r));
-		return r;
-	}
+	r = scan_read_cgroup_file(scan, dirfd, cg, "memory.events", false, &buf, &len);
+	if (r <= 0)
+		return r; /* 0: the root cgroup, a hybrid host's v1 hierarchy: no series, not zeros */
 	ev = malloc(sizeof(*ev));
 	if (!ev)
 		return -ENOMEM;
-	r = mempressure_parse_events(buf, len, ev);
-	if (r < 0) {
-		scan_problem(scan, "parsing %s/memory.events: %s", cg->name, strerror(-r));
+	r = scan_parsed(scan, cg, "memory.events", mempressure_parse_events(buf, len, ev));
+	if (r < 0)
 		return r;
-	}
 	if (ev->present)
 		cg->data[idx] = TAKE_PTR(ev);
 	return 0;

@@ -231,7 +231,6 @@ static bool listener_ready(struct collect_scan *scan, struct fanotify_stats *sta
 static int visit_recent(struct files_ctx *fc, const struct files_entry *e)
 {
 	struct fanotify_scan *fs = fc->userdata;
-	uint64_t ps = (uint64_t)fs->scan->page_size;
 	struct pagecache_cachestat st;
 	struct snap_file file;
 	int r;
@@ -241,24 +240,11 @@ static int visit_recent(struct files_ctx *fc, const struct files_entry *e)
 		return 0; /* held open: counted by cachestat already */
 	r = files_cachestat(fc, fs->scan->pc, e, &st);
 	if (r < 0) {
-		fc->skipped[r == -EPERM ? SKIP_EPERM : r == -EOPNOTSUPP ? SKIP_UNSUPPORTED : SKIP_ERROR]++;
+		fc->skipped[cachestat_skip_reason(r)]++;
 		return 0;
 	}
-	file = (struct snap_file){
-		.size = (uint64_t)e->st->st_size,
-		.c = { .cached = st.nr_cache * ps, .dirty = st.nr_dirty * ps,
-		       .writeback = st.nr_writeback * ps, .evicted = st.nr_evicted * ps,
-		       .recently_evicted = st.nr_recently_evicted * ps },
-		.dev = (uint64_t)e->st->st_dev,
-		.ino = (uint64_t)e->st->st_ino,
-	};
-	fs->sum->c.cached += file.c.cached;
-	fs->sum->c.dirty += file.c.dirty;
-	fs->sum->c.writeback += file.c.writeback;
-	fs->sum->c.evicted += file.c.evicted;
-	fs->sum->c.recently_evicted += file.c.recently_evicted;
-	fs->sum->files++;
-	fs->sum->files_size += file.size;
+	file = cachestat_file_record(e, &st, (uint64_t)fs->scan->page_size);
+	cachestat_sum_add(fs->sum, &file);
 	fs->mine->recent_files++;
 	fs->mine->recent_cached += file.c.cached;
 	fs->offering = true;

@@ -57,13 +57,10 @@ static int read_limit(struct collect_scan *scan, int dirfd, const struct snap_cg
 	size_t len;
 	int r;
 
-	r = read_file_at(dirfd, families[i].file, &buf, &len);
-	if (r == -ENOENT)
-		return r;
-	if (r >= 0 && strlen(buf) != len)
-		r = -EINVAL;
-	if (r >= 0)
-		r = parse_limit(buf, &l->value[i]);
+	r = scan_read_cgroup_file(scan, dirfd, cg, families[i].file, false, &buf, &len);
+	if (r <= 0)
+		return r == 0 ? -ENOENT : r;
+	r = strlen(buf) != len ? -EINVAL : parse_limit(buf, &l->value[i]);
 	if (r < 0) {
 		scan_problem(scan, "reading %s/%s: %s", cg->name, families[i].file, strerror(-r));
 		return r;

@@ -25,17 +25,10 @@ static int read_numa(struct collect_scan *scan, int dirfd, const struct snap_cgr
 	size_t len;
 	int r;
 
-	r = read_file_at(dirfd, "memory.numa_stat", &buf, &len);
-	if (r == -ENOENT)
-		return 0; /* a kernel without NUMA */
-	if (r < 0) {
-		scan_problem(scan, "reading %s/memory.numa_stat: %s", cg->name, strerror(-r));
-		return r;
-	}
-	r = memstat_parse_numa(buf, len, ret);
-	if (r < 0)
-		scan_problem(scan, "parsing %s/memory.numa_stat: %s", cg->name, strerror(-r));
-	return r;
+	r = scan_read_cgroup_file(scan, dirfd, cg, "memory.numa_stat", false, &buf, &len);
+	if (r <= 0)
+		return r; /* 0: a kernel without NUMA */
+	return scan_parsed(scan, cg, "memory.numa_stat", memstat_parse_numa(buf, len, ret));
 }
 
 static int scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int dirfd,
@@ -47,20 +40,16 @@ static int scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int d
 	int r;
 
 	(void)state;
-	r = read_file_at(dirfd, "memory.stat", &buf, &len);
-	if (r == -ENOENT)
-		return 0; /* no memory controller here: the series are absent, not zero */
-	if (r < 0) {
-		scan_problem(scan, "reading %s/memory.stat: %s", cg->name, strerror(-r));
-		return r;
-	}
+	r = scan_read_cgroup_file(scan, dirfd, cg, "memory.stat", false, &buf, &len);
+	if (r <= 0)
+		return r; /* 0: no memory controller here: the series are absent, not zero */
 	m = cg->data[idx] = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	r = scan->memory_v1 ? memstat_parse_v1(buf, len, &m->memstat)
-			    : memstat_parse(buf, len, &m->memstat);
+	r = scan_parsed(scan, cg, "memory.stat",
+			scan->memory_v1 ? memstat_parse_v1(buf, len, &m->memstat)
+					: memstat_parse(buf, len, &m->memstat));
 	if (r < 0) {
-		scan_problem(scan, "parsing %s/memory.stat: %s", cg->name, strerror(-r));
 		free(TAKE_PTR(cg->data[idx]));
 		return r;
 	}

@@ -35,22 +35,16 @@ static int pressure_scan_cgroup(struct collect_scan *scan, size_t idx, void *sta
 	int r;
 
 	(void)state;
-	r = read_file_at(dirfd, "memory.pressure", &buf, &len);
 	/* absent: a v1 hierarchy, a kernel without PSI; EOPNOTSUPP: booted with psi=0 */
-	if (r == -ENOENT || r == -EOPNOTSUPP)
-		return 0;
-	if (r < 0) {
-		scan_problem(scan, "reading %s/memory.pressure: %s", cg->name, strerror(-r));
+	r = scan_read_cgroup_file(scan, dirfd, cg, "memory.pressure", true, &buf, &len);
+	if (r <= 0)
 		return r;
-	}
 	psi = malloc(sizeof(*psi));
 	if (!psi)
 		return -ENOMEM;
-	r = mempressure_parse_psi(buf, len, psi);
-	if (r < 0) {
-		scan_problem(scan, "parsing %s/memory.pressure: %s", cg->name, strerror(-r));
+	r = scan_parsed(scan, cg, "memory.pressure", mempressure_parse_psi(buf, len, psi));
+	if (r < 0)
 		return r;
-	}
 	if (psi->present)
 		cg->data[idx] = TAKE_PTR(psi);
 	return 0;

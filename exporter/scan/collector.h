@@ -119,3 +119,15 @@ void scan_fail(struct collect_scan *scan, size_t idx);
 bool scan_active(const struct collect_scan *scan, const char *name, size_t *ret_idx);
 /* Offers a counted file to every active collector with a file_counted hook. */
 void scan_file_counted(struct collect_scan *scan, const struct collect_file *f);
+
+/*
+ * A collector's read of one of cg's files (name, below dirfd): 1 with it in *ret_buf (free()) and
+ * *ret_len; 0 where the cgroup has no such file (ENOENT; EOPNOTSUPP too when
+ * unsupported_is_absent), so that its series are absent rather than zero; -errno after
+ * reporting "reading CGROUP/NAME: ..." with scan_problem().
+ */
+int scan_read_cgroup_file(struct collect_scan *scan, int dirfd, const struct snap_cgroup *cg,
+			  const char *name, bool unsupported_is_absent, char **ret_buf,
+			  size_t *ret_len);
+/* r, a parser's return for cg's file name; a failure is reported "parsing CGROUP/NAME: ...". */
+int scan_parsed(struct collect_scan *scan, const struct snap_cgroup *cg, const char *name, int r);

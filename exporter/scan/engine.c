@@ -55,6 +55,28 @@ void scan_problem(struct collect_scan *scan, const char *fmt, ...)
 	va_end(ap);
 }
 
+int scan_read_cgroup_file(struct collect_scan *scan, int dirfd, const struct snap_cgroup *cg,
+			  const char *name, bool unsupported_is_absent, char **ret_buf,
+			  size_t *ret_len)
+{
+	int r = read_file_at(dirfd, name, ret_buf, ret_len);
+
+	if (r == -ENOENT || (r == -EOPNOTSUPP && unsupported_is_absent))
+		return 0;
+	if (r < 0) {
+		scan_problem(scan, "reading %s/%s: %s", cg->name, name, strerror(-r));
+		return r;
+	}
+	return 1;
+}
+
+int scan_parsed(struct collect_scan *scan, const struct snap_cgroup *cg, const char *name, int r)
+{
+	if (r < 0)
+		scan_problem(scan, "parsing %s/%s: %s", cg->name, name, strerror(-r));
+	return r;
+}
+
 void scan_fail(struct collect_scan *scan, size_t idx)
 {
 	scan->snap->collectors[idx].success = false;
