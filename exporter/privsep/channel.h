@@ -21,7 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "serve/scheduler.h"
+#include "serve/body.h"
+
+struct scheduler;
 
 #define PRIVSEP_MAGIC 0x31505343u /* "CSP1" */
 /* A body larger than this is refused (5,000 cgroups render about 2 MB). */

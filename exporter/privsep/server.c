@@ -19,6 +19,7 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "serve/scheduler.h"
 
 struct privsep_server {
 	atomic_int refs; /* the owner's, and one per connection */

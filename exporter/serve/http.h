@@ -13,7 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "serve/scheduler.h"
+#include "serve/body.h"
+
+struct scheduler;
 
 /*
  * Where the scrapes' bodies come from: the scheduler of this process (http_start), or the

@@ -31,6 +31,7 @@
 
 #include "parse/config.h"
 #include "privsep/channel.h"
+#include "serve/scheduler.h"
 #include "scan/registry.h"
 
 static char cgroot[] = "/tmp/cse-privsep-XXXXXX";

@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include "serve/http.h"
+#include "serve/scheduler.h"
 #include "scan/registry.h"
 
 static void expect_addr(const char *in, const char *host, unsigned port)
