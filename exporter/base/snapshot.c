@@ -14,6 +14,7 @@ static const char *const skip_names[_SKIP_MAX] = {
 	[SKIP_OVERLAY_UNRESOLVED] = "overlay_unresolved",
 	[SKIP_NO_ACCESS] = "no_access",
 	[SKIP_FS_TYPE] = "fs_type",
+	[SKIP_MOUNT_STUCK] = "mount_stuck",
 };
 
 const char *skip_reason_name(enum skip_reason r)

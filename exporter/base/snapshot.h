@@ -25,6 +25,7 @@ enum skip_reason {
 				    for sure: its pages are there, not on the overlay inode */
 	SKIP_NO_ACCESS,   /* the process holding it could not have asked cachestat about it */
 	SKIP_FS_TYPE,     /* on a file system --collector.cachestat.fs-types-exclude names */
+	SKIP_MOUNT_STUCK, /* on a mount a scan is stuck on (quarantine.h) */
 	_SKIP_MAX,
 };
 

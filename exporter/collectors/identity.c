@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The identity collector: cachestat_cgroup_info{cgroup, systemd_slice, systemd_unit,
- * container_runtime, container_id, pod_uid, pod_qos} 1, one series per cgroup, the labels read
- * from the cgroup path alone by identity.c (no runtime socket, no API call).
+ * container_runtime, container_id, pod_uid, pod_qos, rootless_uid} 1, one series per cgroup, the
+ * labels read from the cgroup path by identity.c (no runtime socket, no API call), as far down as
+ * root owns the cgroups (a stat of each parent).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "parse/identity.h"
 #include "scan/collector.h"
@@ -23,6 +26,37 @@ static int any_label(const char *name, const char *value, void *userdata)
 	return 0;
 }
 
+/* Parents looked at for a delegation point: deeper cgroups are parsed as if delegated. */
+#define IDENTITY_MAX_DEPTH 64
+
+/*
+ * The index of the first component of the cgroup's path (name) whose directory root does not
+ * own: a delegation point (identity.h). dirfd is the cgroup's own directory; its parents are
+ * "..", "../..". A parent that cannot be looked at counts as delegated.
+ */
+static size_t delegation_point(int dirfd, const char *name)
+{
+	char rel[3 * IDENTITY_MAX_DEPTH + 2] = ".";
+	size_t depth = 0, len = 0, first = IDENTITY_NO_DELEGATION;
+	struct stat st;
+
+	for (const char *p = name; *p; p++)
+		if (*p == '/' && p[1] && p[1] != '/')
+			depth++;
+	if (depth > IDENTITY_MAX_DEPTH)
+		return 0;
+	/* the cgroup itself ("."), then each parent up to the first component ("..", "../..") */
+	for (size_t up = 0; up < depth; up++) {
+		if (up > 0) {
+			memcpy(rel + len, up == 1 ? ".." : "/..", up == 1 ? 3 : 4);
+			len += up == 1 ? 2 : 3;
+		}
+		if (fstatat(dirfd, rel, &st, 0) < 0 || st.st_uid != 0)
+			first = depth - 1 - up;
+	}
+	return first;
+}
+
 /* snap_cgroup.data of "identity": a struct identity, absent where no label applies. */
 static int identity_scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int dirfd,
 				struct snap_cgroup *cg)
@@ -30,10 +64,10 @@ static int identity_scan_cgroup(struct collect_scan *scan, size_t idx, void *sta
 	_cleanup_free_ struct identity *id = malloc(sizeof(*id));
 	bool any = false;
 
-	(void)scan, (void)state, (void)dirfd;
+	(void)scan, (void)state;
 	if (!id)
 		return -ENOMEM;
-	identity_parse(cg->name, id);
+	identity_parse(cg->name, delegation_point(dirfd, cg->name), id);
 	identity_foreach_label(id, any_label, &any);
 	if (any)
 		cg->data[idx] = TAKE_PTR(id);

@@ -18,9 +18,10 @@
 #include <sys/vfs.h>
 #include <time.h>
 
-#include "parse/config.h"
-#include "files/overlay.h"
 #include "base/util.h"
+#include "files/overlay.h"
+#include "files/quarantine.h"
+#include "parse/config.h"
 
 /* Directory trees deeper than this are cut (each level holds two descriptors). */
 #define FILES_MAX_DEPTH 128
@@ -208,6 +209,24 @@ static int load_mountinfo(struct files_ctx *ctx, int dirfd, const char *name, bo
 }
 
 /*
+ * Once per scan: the host's mount table (pid 1's, where container runtimes mount the layers of
+ * the overlays they give containers), then our own. Unreadable, a table is left out: the
+ * mounts it would have named are then unknown, and excluded.
+ */
+static void load_self(struct files_ctx *ctx)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+
+	if (ctx->fstypes->loaded_self)
+		return;
+	ctx->fstypes->loaded_self = true;
+	if (read_file_at(ctx->procfs_fd, "1/mountinfo", &buf, &len) == 0)
+		fstypes_set_host_mountinfo(ctx->fstypes, buf, len);
+	load_mountinfo(ctx, ctx->procfs_fd, "self/mountinfo", true);
+}
+
+/*
  * Whether a file on mount mnt_id must not be touched. A mount not in our mountinfo is looked
  * up in that of the process holding it (piddir, or -1); one found nowhere (detached) is
  * excluded, as what cannot be named cannot be cleared.
@@ -220,8 +239,7 @@ static bool mount_excluded(struct files_ctx *ctx, int piddir, uint64_t mnt_id)
 		return false;
 	r = fstypes_mount_excluded(ctx->fstypes, mnt_id);
 	if (r == -ENOENT && !ctx->fstypes->loaded_self) {
-		ctx->fstypes->loaded_self = true;
-		load_mountinfo(ctx, ctx->procfs_fd, "self/mountinfo", true);
+		load_self(ctx);
 		r = fstypes_mount_excluded(ctx->fstypes, mnt_id);
 	}
 	if (r == -ENOENT && piddir >= 0) {
@@ -236,10 +254,7 @@ static bool path_excluded(struct files_ctx *ctx, const char *path)
 {
 	if (!ctx->fstypes || !ctx->fstypes->active)
 		return false;
-	if (!ctx->fstypes->loaded_self) {
-		ctx->fstypes->loaded_self = true;
-		load_mountinfo(ctx, ctx->procfs_fd, "self/mountinfo", true);
-	}
+	load_self(ctx);
 	return fstypes_path_excluded(ctx->fstypes, path);
 }
 
@@ -365,6 +380,27 @@ static int visit_reopened(struct files_ctx *ctx, int pfd, const struct stat *st,
 }
 
 /*
+ * visit_reopened() watched for a mount that stops answering: the reopen, cachestat and close are
+ * the calls that wait on its file system. A mount that a scan left behind is stuck on is
+ * skipped instead (quarantine.h).
+ */
+static int visit_watched(struct files_ctx *ctx, uint64_t mnt_id, int pfd, const struct stat *st,
+			 const char *path, const char *proc_link)
+{
+	uint64_t outer;
+	int r;
+
+	if (quarantine_holds(mnt_id)) {
+		skip(ctx, SKIP_MOUNT_STUCK);
+		return 0;
+	}
+	outer = quarantine_enter(mnt_id);
+	r = visit_reopened(ctx, pfd, st, path, proc_link);
+	quarantine_leave(outer);
+	return r;
+}
+
+/*
  * A file found by name: the one readdir saw (expect, the caller deduplicated it already; else the
  * entry was replaced meanwhile: vanished), or a new (dev, ino) for the set. 1 to go on, 0 when
  * skipped or already counted, -ENOMEM.
@@ -381,10 +417,10 @@ static int match_or_claim(struct files_ctx *ctx, const struct stat *st, const st
 }
 
 /*
- * What an O_PATH descriptor (or -1, errno set) holds: 1 with its stat when a regular file on a
- * file system not excluded, else 0, skipped and counted. Nothing is opened but that descriptor.
+ * What an O_PATH descriptor (or -1, errno set) holds: 1 with its stat and mount id when a regular
+ * file on a file system not excluded, else 0, skipped and counted. Nothing is opened but that descriptor.
  */
-static int check_opath(struct files_ctx *ctx, int pfd, struct stat *st)
+static int check_opath(struct files_ctx *ctx, int pfd, struct stat *st, uint64_t *ret_mnt_id)
 {
 	uint64_t mnt_id;
 
@@ -400,6 +436,7 @@ static int check_opath(struct files_ctx *ctx, int pfd, struct stat *st)
 		skip(ctx, SKIP_FS_TYPE);
 		return 0;
 	}
+	*ret_mnt_id = mnt_id;
 	return 1;
 }
 
@@ -412,16 +449,17 @@ static int visit_path(struct files_ctx *ctx, int dirfd, const char *name, bool n
 		      const struct stat *expect, const char *path)
 {
 	_cleanup_close_ int pfd = -1;
+	uint64_t mnt_id;
 	struct stat st;
 	int r;
 
 	pfd = openat(dirfd, name, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
-	if (!check_opath(ctx, pfd, &st))
+	if (!check_opath(ctx, pfd, &st, &mnt_id))
 		return 0;
 	r = match_or_claim(ctx, &st, expect);
 	if (r <= 0)
 		return r;
-	return visit_reopened(ctx, pfd, &st, path, NULL);
+	return visit_watched(ctx, mnt_id, pfd, &st, path, NULL);
 }
 
 bool files_map_files_closed(int err)
@@ -572,7 +610,7 @@ static int visit_fd(struct files_ctx *ctx, const struct proc *p, int fd_dir, int
 	r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 	if (r <= 0)
 		return r;
-	return visit_reopened(ctx, pfd, &st, NULL, proc_link);
+	return visit_watched(ctx, mnt_id, pfd, &st, NULL, proc_link);
 }
 
 /* Every open descriptor of the process. -errno when its fd directory cannot be opened. */
@@ -715,7 +753,7 @@ static int visit_mapping(struct files_ctx *ctx, const struct proc *p, const stru
 	r = fileset_add(&ctx->seen, (uint64_t)m->dev, m->ino);
 	if (r < 0)
 		return r;
-	return visit_reopened(ctx, pfd, &st, link[0] ? NULL : m->path, link[0] ? link : NULL);
+	return visit_watched(ctx, mnt_id, pfd, &st, link[0] ? NULL : m->path, link[0] ? link : NULL);
 }
 
 /* Every file mapping of the process, from PID/maps (one line per mapping, in address order). */
@@ -1090,7 +1128,7 @@ static int walk_dir(struct files_ctx *ctx, int fd, const struct walk_root *root,
  * not followed if a symlink: a link planted in a globbed directory must not lead the scan out
  * of it (nofollow).
  */
-static int scan_one_path(struct files_ctx *ctx, const char *name, bool nofollow)
+static int walk_one_path(struct files_ctx *ctx, const char *name, bool nofollow)
 {
 	struct pathbuf path = { 0 };
 	struct walk_root root;
@@ -1098,12 +1136,6 @@ static int scan_one_path(struct files_ctx *ctx, const char *name, bool nofollow)
 	struct stat st;
 	int fd, r;
 
-	if (files_stopped(ctx))
-		return 0;
-	if (path_excluded(ctx, name)) {
-		skip(ctx, SKIP_FS_TYPE);
-		return 0;
-	}
 	if ((nofollow ? lstat(name, &st) : stat(name, &st)) < 0) {
 		skip(ctx, errno == ENOENT ? SKIP_NOT_FOUND : skip_reason_of(errno));
 		return 0;
@@ -1143,21 +1175,58 @@ static int scan_one_path(struct files_ctx *ctx, const char *name, bool nofollow)
 	return r;
 }
 
+/*
+ * Whether the configured path (or pattern) may be looked up: not on an excluded file system, nor
+ * on a mount a scan left behind is stuck on. Its mount is then entered (quarantine.h): the
+ * lookup and the walk wait on it. *outer: what quarantine_leave() restores.
+ */
+static bool path_enter(struct files_ctx *ctx, const char *path, uint64_t *outer)
+{
+	uint64_t mnt_id;
+
+	if (path_excluded(ctx, path)) {
+		skip(ctx, SKIP_FS_TYPE);
+		return false;
+	}
+	mnt_id = QUARANTINE_NO_MOUNT;
+	if (ctx->fstypes) {
+		load_self(ctx); /* excluding nothing, path_excluded() did not */
+		mnt_id = fstypes_path_mount(ctx->fstypes, path);
+	}
+	if (quarantine_holds(mnt_id)) {
+		skip(ctx, SKIP_MOUNT_STUCK);
+		return false;
+	}
+	*outer = quarantine_enter(mnt_id);
+	return true;
+}
+
+static int scan_one_path(struct files_ctx *ctx, const char *name, bool nofollow)
+{
+	uint64_t outer;
+	int r;
+
+	if (files_stopped(ctx) || !path_enter(ctx, name, &outer))
+		return 0;
+	r = walk_one_path(ctx, name, nofollow);
+	quarantine_leave(outer);
+	return r;
+}
+
 int files_scan_path(struct files_ctx *ctx, const char *pattern)
 {
+	uint64_t outer;
 	glob_t g;
 	int r;
 
 	ctx->pid = 0;
 	if (!config_path_is_glob(pattern))
 		return scan_one_path(ctx, pattern, false);
-	/* glob() reads the directories it matches in: not on an excluded file system */
-	if (path_excluded(ctx, pattern)) {
-		skip(ctx, SKIP_FS_TYPE);
+	/* glob() reads the directories it matches in: not on an excluded or stuck file system */
+	if (!path_enter(ctx, pattern, &outer))
 		return 0;
-	}
-
 	r = glob(pattern, GLOB_NOSORT, NULL, &g);
+	quarantine_leave(outer);
 	if (r == GLOB_NOMATCH)
 		return 0;
 	if (r == GLOB_NOSPACE)
@@ -1193,6 +1262,7 @@ int files_scan_handle(struct files_ctx *ctx, int mount_fd, struct file_handle *f
 		      const struct creds *creds)
 {
 	_cleanup_close_ int pfd = -1;
+	uint64_t mnt_id;
 	char link[32];
 	struct stat st;
 	int r;
@@ -1201,7 +1271,7 @@ int files_scan_handle(struct files_ctx *ctx, int mount_fd, struct file_handle *f
 	if (!charge(ctx))
 		return 0;
 	pfd = open_by_handle_at(mount_fd, fh, O_PATH | O_CLOEXEC);
-	if (!check_opath(ctx, pfd, &st))
+	if (!check_opath(ctx, pfd, &st, &mnt_id))
 		return 0;
 	if (fileset_contains(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino))
 		return 0;
@@ -1213,5 +1283,5 @@ int files_scan_handle(struct files_ctx *ctx, int mount_fd, struct file_handle *f
 	if (r <= 0)
 		return r;
 	snprintf(link, sizeof(link), "thread-self/fd/%d", pfd);
-	return visit_reopened(ctx, pfd, &st, NULL, link);
+	return visit_watched(ctx, mnt_id, pfd, &st, NULL, link);
 }

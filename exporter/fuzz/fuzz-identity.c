@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!path)
 		return 0;
-	identity_parse(path, &id);
+	identity_parse(path, IDENTITY_NO_DELEGATION, &id);
 	if ((id.runtime == IDENTITY_RUNTIME_NONE) != (id.container_id[0] == '\0'))
 		abort(); /* a runtime comes with its id */
 	if (id.container_id[0] && (strlen(id.container_id) != 64 || !all_hex(id.container_id) ||

@@ -4,9 +4,10 @@
  * cgroups they make. Each is a pattern on one path component, "prefix<part>suffix", and a
  * sequence is spelled through a context: a shape may require what the component before it left
  * (cgroupfs drivers spell a pod as kubepods/burstable/pod<uid>/<id>, one name per level).
- * Every shape is tried on every component; the variable parts are checked strictly (exact
- * lengths, lowercase hex, systemd's unit name characters), so that a name that only looks like
- * a container gives no label at all rather than a wrong one.
+ * Every shape is tried on every component of the trusted part of the path (identity.h); the
+ * variable parts are checked strictly (exact lengths, lowercase hex, systemd's unit name
+ * characters), so that a name that only looks like a container gives no label at all rather
+ * than a wrong one.
  */
 #define _GNU_SOURCE
 #include "parse/identity.h"
@@ -32,6 +33,8 @@ enum {
 	CTX_KUBEPODS = 1u << 1, /* "kubepods" */
 	CTX_KUBE_QOS = 1u << 2, /* "kubepods/burstable", "kubepods/besteffort" */
 	CTX_KUBE_POD = 1u << 3, /* ".../pod<uid>" */
+	CTX_KUBEPODS_SD = 1u << 4, /* "kubepods.slice" (systemd driver) */
+	CTX_KUBE_QOS_SD = 1u << 5, /* "kubepods-burstable.slice", "kubepods-besteffort.slice" */
 };
 
 struct shape {
@@ -41,6 +44,7 @@ struct shape {
 	unsigned after;  /* CTX_* the component before must have left; 0: any */
 	unsigned then;   /* CTX_* this component leaves */
 	bool slice_tail; /* the prefix may follow "<parent slices>-" (the kubelet's --cgroup-root) */
+	bool top;        /* only at the top: the first component, or below slices only */
 	enum identity_runtime runtime;
 	enum identity_qos qos;
 };
@@ -72,14 +76,23 @@ static const struct shape shapes[] = {
 	SHAPE("cri-containerd-", PART_ID, ".scope", .runtime = CONTAINERD),
 	SHAPE("crio-", PART_ID, ".scope", .runtime = CRIO),
 	SHAPE("crio-conmon-", PART_ID, ".scope", .runtime = CRIO),
-	/* Kubernetes, systemd driver: a slice's name spells its whole path */
-	SHAPE("kubepods-burstable", PART_NONE, ".slice", .slice_tail = true, .qos = BURSTABLE),
-	SHAPE("kubepods-besteffort", PART_NONE, ".slice", .slice_tail = true, .qos = BESTEFFORT),
-	SHAPE("kubepods-pod", PART_UID_SYSTEMD, ".slice", .slice_tail = true, .qos = GUARANTEED),
-	SHAPE("kubepods-burstable-pod", PART_UID_SYSTEMD, ".slice", .slice_tail = true, .qos = BURSTABLE),
-	SHAPE("kubepods-besteffort-pod", PART_UID_SYSTEMD, ".slice", .slice_tail = true, .qos = BESTEFFORT),
+	/*
+	 * Kubernetes, systemd driver: a slice's name spells its whole path, and each is in the
+	 * one its name extends: kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid>.slice
+	 */
+	SHAPE("kubepods", PART_NONE, ".slice", .slice_tail = true, .top = true, .then = CTX_KUBEPODS_SD),
+	SHAPE("kubepods-burstable", PART_NONE, ".slice", .slice_tail = true, .after = CTX_KUBEPODS_SD,
+	      .then = CTX_KUBE_QOS_SD, .qos = BURSTABLE),
+	SHAPE("kubepods-besteffort", PART_NONE, ".slice", .slice_tail = true, .after = CTX_KUBEPODS_SD,
+	      .then = CTX_KUBE_QOS_SD, .qos = BESTEFFORT),
+	SHAPE("kubepods-pod", PART_UID_SYSTEMD, ".slice", .slice_tail = true, .after = CTX_KUBEPODS_SD,
+	      .qos = GUARANTEED),
+	SHAPE("kubepods-burstable-pod", PART_UID_SYSTEMD, ".slice", .slice_tail = true,
+	      .after = CTX_KUBE_QOS_SD, .qos = BURSTABLE),
+	SHAPE("kubepods-besteffort-pod", PART_UID_SYSTEMD, ".slice", .slice_tail = true,
+	      .after = CTX_KUBE_QOS_SD, .qos = BESTEFFORT),
 	/* Kubernetes, cgroupfs driver: kubepods[/burstable|/besteffort]/pod<uid>/<container> */
-	SHAPE("kubepods", PART_NONE, "", .then = CTX_KUBEPODS),
+	SHAPE("kubepods", PART_NONE, "", .top = true, .then = CTX_KUBEPODS),
 	SHAPE("burstable", PART_NONE, "", .after = CTX_KUBEPODS, .then = CTX_KUBE_QOS, .qos = BURSTABLE),
 	SHAPE("besteffort", PART_NONE, "", .after = CTX_KUBEPODS, .then = CTX_KUBE_QOS, .qos = BESTEFFORT),
 	SHAPE("pod", PART_UID, "", .after = CTX_KUBEPODS, .then = CTX_KUBE_POD, .qos = GUARANTEED),
@@ -88,8 +101,14 @@ static const struct shape shapes[] = {
 	SHAPE("crio-", PART_ID, "", .after = CTX_KUBE_POD, .runtime = CRIO),
 	SHAPE("crio-conmon-", PART_ID, "", .after = CTX_KUBE_POD, .runtime = CRIO),
 	/* Docker, cgroupfs driver: docker/<id> */
-	SHAPE("docker", PART_NONE, "", .then = CTX_DOCKER),
+	SHAPE("docker", PART_NONE, "", .top = true, .then = CTX_DOCKER),
 	SHAPE("", PART_ID, "", .after = CTX_DOCKER, .runtime = DOCKER),
+};
+
+/* Rootless podman's container scopes, below user@UID.service: the only shapes parsed there. */
+static const struct shape rootless_shapes[] = {
+	SHAPE("libpod-", PART_ID, ".scope", .runtime = PODMAN),
+	SHAPE("libpod-conmon-", PART_ID, ".scope", .runtime = PODMAN),
 };
 
 static bool is_hex(char c)
@@ -256,26 +275,112 @@ static unsigned shape_apply(const struct shape *sh, const char *c, size_t n, uns
 	return sh->then;
 }
 
-void identity_parse(const char *path, struct identity *ret)
+/*
+ * The uid of "user@UID.service" in "user-UID.slice" (systemd's user manager, the delegation
+ * point of a user's cgroups), into uid; false for any other component.
+ */
+static bool user_manager(const char *c, size_t n, const char *parent, size_t parent_n,
+			 char uid[IDENTITY_UID_MAX])
+{
+	size_t digits = n > 13 ? n - 13 : 0; /* "user@" ".service" */
+
+	if (digits == 0 || digits >= IDENTITY_UID_MAX || memcmp(c, "user@", 5) != 0 ||
+	    memcmp(c + 5 + digits, ".service", 8) != 0 || parent_n != digits + 11 ||
+	    memcmp(parent, "user-", 5) != 0 || memcmp(parent + 5, c + 5, digits) != 0 ||
+	    memcmp(parent + 5 + digits, ".slice", 6) != 0)
+		return false;
+	for (size_t i = 0; i < digits; i++)
+		if (c[5 + i] < '0' || c[5 + i] > '9')
+			return false;
+	copy_label(uid, IDENTITY_UID_MAX, c + 5, digits, false);
+	return true;
+}
+
+static bool is_slice(const char *c, size_t n)
+{
+	return n > 6 && memcmp(c + n - 6, ".slice", 6) == 0;
+}
+
+/* Where parsing is in a path. */
+struct walk {
+	size_t index;        /* of the component */
+	const char *parent;  /* the component before, parent_n bytes; NULL at the top */
+	size_t parent_n;
+	unsigned ctx;        /* what the component before left */
+	bool under_slices;   /* every component before was a slice */
+	bool sealed;         /* a container's cgroup is above: its contents are the container's */
+	char user_uid[IDENTITY_UID_MAX]; /* below user@UID.service: that uid */
+};
+
+/*
+ * Whether sh may apply to the component c here: a .top shape only at the top, or below slices
+ * the way systemd nests them ("P-name.slice" in "P.slice", the kubelet's --cgroup-root).
+ */
+static bool shape_here(const struct shape *sh, const struct walk *w, const char *c, size_t n)
+{
+	size_t stem = w->parent_n - 6; /* the parent's name without ".slice" */
+
+	if (!sh->top || w->index == 0)
+		return true;
+	return sh->slice_tail && w->under_slices && w->parent && w->parent_n > 6 && n > stem + 1 &&
+	       memcmp(c, w->parent, stem) == 0 && c[stem] == '-';
+}
+
+/* One component of the trusted part: the whole table. */
+static void parse_trusted(struct walk *w, const char *c, size_t n, struct identity *id)
+{
+	unsigned next = 0;
+
+	for (size_t i = 0; i < ELEMENTSOF(shapes); i++) {
+		if (!shape_here(&shapes[i], w, c, n))
+			continue;
+		next |= shape_apply(&shapes[i], c, n, w->ctx, id);
+	}
+	w->ctx = next;
+	w->sealed = id->container_id[0] != '\0'; /* a container's cgroup: below is its own */
+}
+
+/* One component below user@UID.service: rootless podman's scopes only. */
+static void parse_rootless(struct walk *w, const char *c, size_t n, struct identity *id)
+{
+	for (size_t i = 0; i < ELEMENTSOF(rootless_shapes); i++) {
+		shape_apply(&rootless_shapes[i], c, n, 0, id);
+		if (id->container_id[0]) {
+			copy_label(id->rootless_uid, sizeof(id->rootless_uid), w->user_uid,
+				   strlen(w->user_uid), false);
+			w->sealed = true;
+			return;
+		}
+	}
+}
+
+void identity_parse(const char *path, size_t delegated_at, struct identity *ret)
 {
 	struct identity id = { 0 };
+	struct walk w = { .under_slices = true };
 	const char *p = path;
-	unsigned ctx = 0;
 
 	if (*p == '/')
 		p++;
-	for (;;) {
+	for (;; w.index++) {
 		const char *end = strchrnul(p, '/');
 		size_t n = (size_t)(end - p);
-		unsigned next = 0;
 
 		/* every name of the table fits a unit name; a longer one is nobody's */
-		if (n > 0 && n < IDENTITY_UNIT_MAX)
-			for (size_t i = 0; i < ELEMENTSOF(shapes); i++)
-				next |= shape_apply(&shapes[i], p, n, ctx, &id);
-		ctx = next;
+		if (n > 0 && n < IDENTITY_UNIT_MAX && !w.sealed && w.index <= delegated_at)
+			parse_trusted(&w, p, n, &id);
+		else
+			w.ctx = 0; /* a sequence is unbroken, or not one */
+		if (n > 0 && n < IDENTITY_UNIT_MAX && !w.sealed && w.index > delegated_at &&
+		    w.user_uid[0])
+			parse_rootless(&w, p, n, &id);
+		if (w.index == delegated_at && w.parent)
+			user_manager(p, n, w.parent, w.parent_n, w.user_uid);
+		w.under_slices = w.under_slices && is_slice(p, n);
 		if (*end == '\0')
 			break;
+		w.parent = p;
+		w.parent_n = n;
 		p = end + 1;
 	}
 	*ret = id;
@@ -316,6 +421,7 @@ int identity_foreach_label(const struct identity *id, identity_label_fn fn, void
 		{ "container_id", id->container_id },
 		{ "pod_uid", id->pod_uid },
 		{ "pod_qos", identity_qos_name(id->pod_qos) },
+		{ "rootless_uid", id->rootless_uid },
 	};
 
 	for (size_t i = 0; i < ELEMENTSOF(labels); i++) {

@@ -27,7 +27,7 @@ struct scan_engine {
 	char *procfs;
 	struct pagecache pc;
 	long page_size;
-	struct fstypes fstypes; /* its mount cache is the running scan's */
+	struct fstypes fstypes; /* the rules: each scan has a copy with its own mount cache */
 	struct dircache *dircache; /* under lock; NULL while a scan has it, or none is kept */
 
 	pthread_mutex_t lock;
@@ -271,6 +271,7 @@ static struct snapshot *scan_run(struct scan_engine *c, const struct config *cfg
 				  struct dircache *dircache)
 {
 	_cleanup_(snapshot_unrefp) struct snapshot *snap = registry_snapshot_new();
+	_cleanup_(fstypes_scan_done) struct fstypes fstypes;
 	struct collect_scan scan = {
 		.cfg = cfg,
 		.pc = &c->pc,
@@ -278,13 +279,14 @@ static struct snapshot *scan_run(struct scan_engine *c, const struct config *cfg
 		.memory_v1 = c->opts.memory_v1,
 		.procfs = c->procfs,
 		.page_size = c->page_size,
-		.fstypes = &c->fstypes,
+		.fstypes = &fstypes,
 		.dircache = dircache,
 		.n_cgroups = count_cgroups(c->cgroupfs),
 		.snap = snap,
 	};
 	int r;
 
+	fstypes_scan_init(&fstypes, &c->fstypes);
 	if (!snap)
 		return NULL;
 	snap->abi = c->pc.abi;

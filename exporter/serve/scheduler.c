@@ -23,11 +23,11 @@ struct scheduler {
 	uint64_t running;        /* number of the scan scrapes wait for, 0: none */
 	uint64_t running_start_ns;
 	uint64_t done_seq;       /* highest number of a scan that ended */
-	unsigned scanners;       /* scanner threads alive: the running one and a stuck one */
+	unsigned scanners;       /* scanner threads alive: the running one and those left behind */
 	bool timer_alive;
 	pthread_t timer_thread;  /* joined by scheduler_free(): it never waits on a file system */
 	struct sched_waiter *waiters;
-	bool stuck_alive;        /* a scan left behind has not ended yet */
+	unsigned stuck_alive;    /* scans left behind that have not ended yet */
 	uint64_t stuck_total;
 	uint64_t min_interval_ns; /* a body younger than this is served without a scan */
 	struct sched_body *latest;
@@ -147,7 +147,7 @@ static void *scanner(void *arg)
 	if (s->running == j->seq)
 		s->running = 0;
 	else
-		s->stuck_alive = false; /* it was left behind */
+		s->stuck_alive--; /* it was left behind */
 	ready = take_ready(s, scheduler_now_ns(), false);
 	pthread_cond_signal(&s->timer);
 	pthread_mutex_unlock(&s->lock);
@@ -168,18 +168,18 @@ static void *scanner(void *arg)
 	return NULL;
 }
 
-/* Under lock: leaves the running scan behind when it is stuck and none is left behind yet. */
+/* Under lock: leaves the running scan behind when it is stuck, up to SCHEDULER_MAX_LEFT_BEHIND. */
 static void check_stuck(struct scheduler *s, uint64_t now)
 {
 	double limit;
 
-	if (!s->running || s->stuck_alive)
+	if (!s->running || s->stuck_alive >= SCHEDULER_MAX_LEFT_BEHIND)
 		return;
 	limit = scan_engine_max_scan_seconds(s->c) + SCHEDULER_STUCK_MARGIN_SECONDS;
 	if ((double)(now - s->running_start_ns) / 1e9 <= limit)
 		return;
 	s->running = 0;
-	s->stuck_alive = true;
+	s->stuck_alive++;
 	s->stuck_total++;
 }
 
@@ -191,7 +191,7 @@ static int start_scan(struct scheduler *s, uint64_t now)
 	pthread_t t;
 	int r;
 
-	if (s->running || s->scanners >= 2)
+	if (s->running || s->scanners > SCHEDULER_MAX_LEFT_BEHIND)
 		return 0;
 	j = malloc(sizeof(*j));
 	if (!j)

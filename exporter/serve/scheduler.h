@@ -23,6 +23,13 @@
 /* A scan this long past max_scan_seconds is stuck. */
 #define SCHEDULER_STUCK_MARGIN_SECONDS 2.0
 
+/*
+ * Scans left behind at once, each stuck on a mount of its own: the scans after them skip those
+ * mounts (quarantine.h). Past this many, the running scan is waited for (a thread and its
+ * descriptors each, the cost of a host whose file systems all hang).
+ */
+#define SCHEDULER_MAX_LEFT_BEHIND 4
+
 struct scheduler;
 
 /*

@@ -997,6 +997,52 @@ hostile_fuse() {
 	wait "$bindfs_pid" 2>/dev/null
 }
 
+# 3b. FUSE below an overlay: overlayfs checks permission on the real inode with the mounter's
+# credentials, so opening a file of the overlay asks the FUSE daemon below it, whatever
+# --no-allow-other says. With the daemon stopped, the scan must not open the overlay's files: the
+# overlay is excluded for its layer's type, whether the layer is named by an absolute path or by
+# one relative to the mounter's working directory (mountinfo then cannot place it).
+hostile_fuse_overlay() {
+	local src=$work/fo-src d=$work/fo mnt=$work/fo/fuse bindfs_pid rc n
+	if ! command -v bindfs >/dev/null; then skip "FUSE below overlay: bindfs not installed"; return; fi
+	hostile_tree fuseovl && mkdir "$sub/abs" "$sub/rel" || { fail "FUSE below overlay: no cgroup"; return; }
+	mkdir -p "$src/l" "$mnt" "$d/top" "$d/abs" "$d/rel"
+	head -c 65536 /dev/urandom >"$src/l/data.bin"
+	bindfs -f --no-allow-other "$src" "$mnt" 2>"$work/fo-bindfs.err" &
+	bindfs_pid=$!
+	for _ in $(seq 100); do [ -e "$mnt/l/data.bin" ] && break; sleep 0.05; done
+	if ! [ -e "$mnt/l/data.bin" ]; then
+		fail "FUSE below overlay: bindfs did not mount"
+		kill "$bindfs_pid"
+		hostile_cleanup
+		return
+	fi
+	mount -t overlay overlay -o "lowerdir=$d/top:$mnt/l" "$d/abs" &&
+		(cd "$d" && mount -t overlay overlay -o lowerdir=top:fuse/l rel) ||
+		{ fail "FUSE below overlay: overlay mounts"; kill "$bindfs_pid"; hostile_cleanup; return; }
+	in_cgroup "$sub/abs" sleep 1000 3<"$d/abs/data.bin"
+	in_cgroup "$sub/rel" sleep 1000 3<"$d/rel/data.bin"
+	sleep 0.3
+	kill -STOP "$bindfs_pid"
+	timeout -k 2 20 "$bin" --once --path.cgroupfs="$sub" >"$work/fo.prom" 2>"$work/fo.log"
+	rc=$?
+	kill -CONT "$bindfs_pid"
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		fail "FUSE below overlay: a scan with the daemon stopped hung (killed after 20 s)"
+	else
+		pass "FUSE below overlay: a scan with the daemon stopped finishes (exit $rc)"
+	fi
+	grep -q "path=\"$d/" "$work/fo.prom" && fail "FUSE below overlay: a file of the overlays was reported" ||
+		pass "FUSE below overlay: no file of the overlays is reported"
+	n=$(sed -n 's/^cachestat_files_skipped_total{reason="fs_type"} //p' "$work/fo.prom")
+	eq "FUSE below overlay: both held files skipped for their layer's fs type" "${n:-0}" 2
+	hostile_cleanup
+	umount "$d/abs" "$d/rel" 2>/dev/null
+	fusermount -u "$mnt" 2>/dev/null
+	kill "$bindfs_pid" 2>/dev/null
+	wait "$bindfs_pid" 2>/dev/null
+}
+
 # 7. Fair scan budget: a cgroup whose processes hold 600,000 descriptors of one file, walked
 # first, must not starve the cgroups after it of their series within max_scan_seconds.
 hostile_fair() {
@@ -1090,11 +1136,50 @@ print(out.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n"))' "$d
 	hostile_cleanup
 }
 
+# 8. Borrowed identity: a user who owns a delegated cgroup names its children like a pod, a
+# container or a rootless container of another user. The oracle is the cgroups' owners (stat):
+# below one root does not own, no runtime's or pod's name is believed, but rootless podman's
+# below user@UID.service; the same names in root-owned cgroups are.
+hostile_borrowed() {
+	local sub id=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+	local uid_=5d3a3f2e_8b1c_4e0a_9f6d_2c7b1a0e9d84 uid=5d3a3f2e-8b1c-4e0a-9f6d-2c7b1a0e9d84
+	local pod ctl user
+	hostile_tree borrowed || { fail "borrowed: no cgroup"; return; }
+	pod=deleg.slice/deleg-kubepods.slice/deleg-kubepods-besteffort.slice/deleg-kubepods-besteffort-pod$uid_.slice
+	ctl=ctl.slice/ctl-kubepods.slice/ctl-kubepods-besteffort.slice/ctl-kubepods-besteffort-pod$uid_.slice
+	user=user.slice/user-65534.slice/user@65534.service
+	mkdir -p "$sub/$pod" "$sub/deleg-docker/docker-$id.scope" "$sub/$ctl" "$sub/root-docker/docker-$id.scope" \
+		"$sub/$user/user.slice/libpod-$id.scope" "$sub/user.slice/user-65534.slice/x.service/libpod-$id.scope" ||
+		{ fail "borrowed: cgroups"; hostile_cleanup; return; }
+	chown -R 65534 "$sub/deleg.slice/deleg-kubepods.slice" "$sub/deleg-docker" "$sub/$user" \
+		"$sub/user.slice/user-65534.slice/x.service"
+	"$bin" --once --path.cgroupfs="$sub" >"$work/borrowed.prom" 2>/dev/null
+	borrowed_info() { grep "^cachestat_cgroup_info{cgroup=\"/$1\"[,}]" "$work/borrowed.prom"; }
+	borrowed_info "$pod" | grep -q pod_uid= && fail "borrowed: a pod UID below a user's cgroup is believed" ||
+		pass "borrowed: no pod UID below a user's cgroup"
+	borrowed_info "$ctl" | grep -q "pod_uid=\"$uid\"" && pass "borrowed: the same names root made give the pod UID" ||
+		fail "borrowed: the root-owned pod slice has no pod UID"
+	borrowed_info "deleg-docker/docker-$id.scope" | grep -q container_id= &&
+		fail "borrowed: a container id below a user's cgroup is believed" ||
+		pass "borrowed: no container id below a user's cgroup"
+	borrowed_info "root-docker/docker-$id.scope" | grep -q "container_runtime=\"docker\",container_id=\"$id\"" &&
+		pass "borrowed: the same scope root made is docker's" || fail "borrowed: the root-owned scope has no id"
+	borrowed_info "$user/user.slice/libpod-$id.scope" |
+		grep -q "container_runtime=\"podman\",container_id=\"$id\",rootless_uid=\"65534\"" &&
+		pass "borrowed: rootless podman below user@65534.service, with its uid" ||
+		fail "borrowed: rootless podman not recognised: $(borrowed_info "$user/user.slice/libpod-$id.scope")"
+	borrowed_info "user.slice/user-65534.slice/x.service/libpod-$id.scope" | grep -q container_id= &&
+		fail "borrowed: a podman scope below a user's other service is believed" ||
+		pass "borrowed: no container below a user's service that is not its manager"
+	no_dup_series "$work/borrowed.prom" "borrowed"
+	hostile_cleanup
+}
+
 if [ "$(id -u)" -ne 0 ] || ! [ -w "$cg2" ] || ! command -v setpriv >/dev/null; then
 	skip "hostile processes" "need root, a writable cgroup v2 at $cg2 and setpriv"
 else
 	trap 'hostile_cleanup; cleanup' EXIT
-	for t in ${HOSTILE_CASES:-oracle race fuse fair labels}; do "hostile_$t"; done
+	for t in ${HOSTILE_CASES:-oracle race fuse fuse_overlay fair labels borrowed}; do "hostile_$t"; done
 fi
 
 # ==== serving under attack: a hung file system, slow clients, auth, self metrics ====
@@ -1115,8 +1200,8 @@ fuse_cleanup() {
 
 # A FUSE file system (bindfs) whose daemon is stopped while a process holds a file in it
 # open and the config names it: scrapes answer within their timeout with the last complete
-# snapshot, the hung scan is left behind (at most two scanner threads), and all recovers on
-# SIGCONT.
+# snapshot, the hung scan is left behind (at most two scanner threads), the scans after it skip
+# the mount it waits on (quarantine, logged once) and end, and all recovers on SIGCONT.
 hard_hung_fuse() {
 	local holder t code secs age threads0 threads1 stuck
 	if ! command -v bindfs >/dev/null; then
@@ -1158,9 +1243,19 @@ hard_hung_fuse() {
 			[ "$code" = 200 ] || break
 		done
 		eq "hung FUSE: scrapes keep being answered" "$code" 200
+		# the scans after the stuck one skip the mount it waits on (quarantine) and end
 		age=$(metric cachestat_snapshot_age_seconds "$work/timed.out")
-		echo "${age:-0} > 3" | bc | grep -q 1 && pass "hung FUSE: the snapshot says its age (${age}s)" ||
-			fail "hung FUSE: snapshot age '${age}'"
+		echo "${age:-99} < 2" | bc | grep -q 1 &&
+			pass "hung FUSE: the scans beside the stuck one end: a fresh snapshot (${age}s)" ||
+			fail "hung FUSE: the snapshot is ${age}s old: the scans after the stuck one do not end"
+		n=$(sed -n 's/^cachestat_files_skipped_total{reason="mount_stuck"} //p' "$work/timed.out")
+		[ "${n:-0}" -ge 1 ] && pass "hung FUSE: the stuck mount's file is skipped as mount_stuck ($n)" ||
+			fail "hung FUSE: skipped{reason=mount_stuck} is '${n}'"
+		grep -q "path=\"$fuse_mnt/data\"" "$work/timed.out" &&
+			fail "hung FUSE: the file of the stuck mount is reported" ||
+			pass "hung FUSE: the file of the stuck mount is not reported meanwhile"
+		eq "hung FUSE: the quarantine is logged once over 5 scrapes" \
+			"$(grep -c 'has not answered a call' "$log")" 1
 		stuck=$(metric cachestat_scans_stuck_total "$work/timed.out")
 		eq "hung FUSE: the stuck scan is counted once" "$stuck" 1
 		threads1=$(awk '/^Threads:/ { print $2 }' "/proc/$exporter_pid/status")
@@ -1177,6 +1272,8 @@ hard_hung_fuse() {
 			fail "hung FUSE: after SIGCONT the snapshot is ${age}s old"
 		grep -q "path=\"$fuse_mnt/data\"" "$work/timed.out" &&
 			pass "hung FUSE: the file on it is scanned again" || fail "hung FUSE: the file is missing"
+		grep -q 'answers again' "$log" && pass "hung FUSE: the end of the quarantine is logged" ||
+			fail "hung FUSE: the end of the quarantine is not logged"
 		kill -0 "$exporter_pid" 2>/dev/null && no_http_death && pass "hung FUSE: still running" || fail "hung FUSE: the exporter died"
 		stop_exporter
 	fi

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The identity collector over a fake cgroup tree: one cachestat_cgroup_info series per cgroup,
- * with the labels its path gives and no others; the same labels in the JSON output.
+ * with the labels its path gives and no others, none from below a directory root does not own
+ * (the oracle: chown), but rootless podman's; the same labels in the JSON output.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -18,19 +19,23 @@
 #define ID64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define POD "kubepods.slice/kubepods-burstable.slice/" \
 	    "kubepods-burstable-pod1a2b3c4d_0000_4000_8000_00000000abcd.slice"
+/* Delegated to uid 1000: a runtime's name made there is not believed; rootless podman is. */
+#define DELEGATED "delegated/docker-" ID64 ".scope"
+#define ROOTLESS "user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID64 ".scope"
 
 static char root[] = "/tmp/cse-identity-XXXXXX";
 
 static int setup(void **state)
 {
-	char cmd[512];
+	char cmd[1024];
 
 	(void)state;
 	if (!mkdtemp(root))
 		return -1;
 	snprintf(cmd, sizeof(cmd), "mkdir -p %s/system.slice/nginx.service %s/" POD
-		 "/cri-containerd-" ID64 ".scope",
-		 root, root);
+		 "/cri-containerd-" ID64 ".scope %s/" DELEGATED " %s/" ROOTLESS
+		 " && chown -R 1000 %s/delegated %s/user.slice/user-1000.slice/user@1000.service",
+		 root, root, root, root, root, root);
 	return system(cmd) == 0 ? 0 : -1;
 }
 
@@ -55,11 +60,20 @@ static void test_text(void **state)
 				  "pod_qos=\"burstable\"} 1\n"));
 	assert_non_null(strstr(t, "cachestat_cgroup_info{cgroup=\"/system.slice/nginx.service\","
 				  "systemd_slice=\"system.slice\",systemd_unit=\"nginx.service\"} 1\n"));
-	/* one series per cgroup: /, system.slice, nginx.service, 3 kubepods levels, the scope */
+	/* below a cgroup root does not own: no runtime's names, but rootless podman's */
+	assert_non_null(strstr(t, "cachestat_cgroup_info{cgroup=\"/" DELEGATED "\"} 1\n"));
+	assert_non_null(strstr(t, "cachestat_cgroup_info{cgroup=\"/" ROOTLESS "\","
+				  "systemd_slice=\"user-1000.slice\",systemd_unit=\"user@1000.service\","
+				  "container_runtime=\"podman\",container_id=\"" ID64 "\","
+				  "rootless_uid=\"1000\"} 1\n"));
+	/*
+	 * one series per cgroup: /, system.slice, nginx.service, 3 kubepods levels, the scope,
+	 * delegated and its scope, the 5 levels of the rootless container
+	 */
 	size_t n = 0;
 	for (const char *p = t; (p = strstr(p, "\ncachestat_cgroup_info{")); p++)
 		n++;
-	assert_int_equal(n, 7);
+	assert_int_equal(n, 14);
 	assert_null(strstr(t, "collector=\"identity\"")); /* reads nothing: no success/duration */
 	free(t);
 }

@@ -96,12 +96,82 @@ static void test_custom_and_none(void **state)
 	assert_int_equal(fstypes_init(&f, "(unclosed"), -EINVAL);
 }
 
+/*
+ * An overlay is excluded when a layer lies on an excluded mount, placed in its own table or in
+ * the host's, or cannot be placed by its name.
+ */
+static const char overlays[] =
+	"21 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+	"31 21 0:41 / /home/u/fuse\\040dir rw - fuse.bindfs /src rw,user_id=1000\n"
+	"40 21 0:50 / /m/clean rw - overlay overlay rw,lowerdir=/srv/l1:/srv/l2,upperdir=/srv/u,workdir=/srv/w\n"
+	"41 21 0:51 / /m/fuse rw - overlay overlay rw,lowerdir=/srv/l1:/home/u/fuse\\040dir/l,userxattr\n"
+	"42 21 0:52 / /m/upper rw - overlay overlay rw,lowerdir=/srv/l1,upperdir=/home/u/fuse\\040dir/u,workdir=/home/u/fuse\\040dir/w\n"
+	"43 21 0:53 / /m/rel rw - overlay overlay rw,lowerdir=top:fuse/l,userxattr\n"
+	"44 21 0:54 / /m/dotdot rw - overlay overlay rw,lowerdir=/srv/../home/u/fuse\\040dir/l\n"
+	"45 21 0:55 / /m/data rw - overlay overlay rw,lowerdir=/srv/l1::/home/u/fuse\\040dir/d\n"
+	"46 21 0:56 / /m/nested rw - overlay overlay rw,lowerdir=/m/fuse/x:/srv/l3\n"
+	"47 21 0:57 / /m/nested-clean rw - overlay overlay rw,lowerdir=/m/clean/x\n"
+	"48 21 0:58 / /m/noopt rw - overlay overlay rw\n";
+
+/* A container's table: its root overlay names layers of the host's namespace. */
+static const char container[] =
+	"900 800 0:90 / / rw - overlay overlay rw,lowerdir=/var/lib/c/l/A:/var/lib/c/l/B,upperdir=/var/lib/c/u,workdir=/var/lib/c/w\n"
+	"901 900 0:91 / /proc rw - proc proc rw\n";
+static const char host_fuse[] =
+	"21 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+	"60 21 0:60 / /var/lib/c/l rw - fuse.sshfs u@h: rw\n";
+static const char host_clean[] = "21 1 8:1 / / rw - ext4 /dev/sda1 rw\n";
+
+static void test_overlay_layers(void **state)
+{
+	struct fstypes f;
+
+	(void)state;
+	assert_int_equal(fstypes_init(&f, FSTYPES_DEFAULT_EXCLUDE), 0);
+	assert_int_equal(fstypes_add_mountinfo(&f, overlays, strlen(overlays), false), 0);
+	assert_int_equal(fstypes_mount_excluded(&f, 40), 0); /* every layer on ext4 */
+	assert_int_equal(fstypes_mount_excluded(&f, 41), 1); /* a lower layer on FUSE */
+	assert_int_equal(fstypes_mount_excluded(&f, 42), 1); /* the upper layer on FUSE */
+	assert_int_equal(fstypes_mount_excluded(&f, 43), 1); /* relative: cannot be placed */
+	assert_int_equal(fstypes_mount_excluded(&f, 44), 1); /* "..": cannot be placed by name */
+	assert_int_equal(fstypes_mount_excluded(&f, 45), 1); /* a data-only layer on FUSE */
+	assert_int_equal(fstypes_mount_excluded(&f, 46), 1); /* on an overlay that is on FUSE */
+	assert_int_equal(fstypes_mount_excluded(&f, 47), 0); /* on an overlay that is not */
+	assert_int_equal(fstypes_mount_excluded(&f, 48), 1); /* no layers to check */
+	fstypes_done(&f);
+
+	/* without exclusions, nothing is */
+	assert_int_equal(fstypes_init(&f, ""), 0);
+	assert_int_equal(fstypes_add_mountinfo(&f, overlays, strlen(overlays), false), 0);
+	assert_int_equal(fstypes_mount_excluded(&f, 43), 0);
+	fstypes_done(&f);
+}
+
+static void test_overlay_host_layers(void **state)
+{
+	struct fstypes f;
+
+	(void)state;
+	assert_int_equal(fstypes_init(&f, FSTYPES_DEFAULT_EXCLUDE), 0);
+	assert_int_equal(fstypes_set_host_mountinfo(&f, host_fuse, strlen(host_fuse)), 0);
+	assert_int_equal(fstypes_add_mountinfo(&f, container, strlen(container), false), 0);
+	assert_int_equal(fstypes_mount_excluded(&f, 900), 1);
+	assert_int_equal(fstypes_mount_excluded(&f, 901), 0);
+	fstypes_reset(&f);
+	assert_int_equal(fstypes_set_host_mountinfo(&f, host_clean, strlen(host_clean)), 0);
+	assert_int_equal(fstypes_add_mountinfo(&f, container, strlen(container), false), 0);
+	assert_int_equal(fstypes_mount_excluded(&f, 900), 0);
+	fstypes_done(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_default),
 		cmocka_unit_test(test_custom_and_none),
 		cmocka_unit_test(test_memfd),
+		cmocka_unit_test(test_overlay_layers),
+		cmocka_unit_test(test_overlay_host_layers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

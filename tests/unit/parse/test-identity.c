@@ -42,7 +42,7 @@ static void expect(const char *path, struct want w)
 	struct identity id;
 
 	memset(&id, 0x5a, sizeof(id)); /* the parser must fill every field */
-	identity_parse(path, &id);
+	identity_parse(path, IDENTITY_NO_DELEGATION, &id);
 	check_str("systemd_slice", path, id.systemd_slice, w.slice);
 	check_str("systemd_unit", path, id.systemd_unit, w.unit);
 	check_str("container_id", path, id.container_id, w.id);
@@ -119,9 +119,12 @@ static void test_docker_cgroupfs(void **state)
 	(void)state;
 	expect("/docker/" ID64, (struct want){ .runtime = IDENTITY_RUNTIME_DOCKER, .id = ID64 });
 	expect("/docker", (struct want){ 0 });
-	/* docker in docker: the innermost container */
+	/*
+	 * docker in docker: the outer container. What is below a container's cgroup is the
+	 * container's to name (it may write its cgroup): it could copy any id there.
+	 */
 	expect("/docker/" ID64 "/docker/" ID64B,
-	       (struct want){ .runtime = IDENTITY_RUNTIME_DOCKER, .id = ID64B });
+	       (struct want){ .runtime = IDENTITY_RUNTIME_DOCKER, .id = ID64 });
 }
 
 static void test_podman_scope(void **state)
@@ -311,7 +314,7 @@ static void test_hostile_uids(void **state)
 
 static void test_hostile_unit_names(void **state)
 {
-	char longname[600];
+	char longname[600], slice[216];
 
 	(void)state;
 	expect_nothing("/.service");
@@ -333,14 +336,96 @@ static void test_hostile_unit_names(void **state)
 	memset(longname + 1, 'a', 248);
 	memcpy(longname + 249, ".service", 9);
 	expect_nothing(longname);
-	/* a pod slice under a long head: a match up to 255 characters, nothing past them */
+	/*
+	 * a pod slice under a long head (--cgroup-root), in its kubepods slice: a match up to 255
+	 * characters, nothing past them
+	 */
 	longname[0] = '/';
 	memset(longname + 1, 'a', 200);
-	strcpy(longname + 201, "-kubepods-pod" UID_ ".slice");
-	expect(longname, (struct want){ longname + 1, .uid = UID, .qos = IDENTITY_QOS_GUARANTEED });
-	memset(longname + 1, 'a', 250);
-	strcpy(longname + 251, "-kubepods-pod" UID_ ".slice");
-	expect_nothing(longname);
+	strcpy(longname + 201, "-kubepods.slice/");
+	memset(longname + 217, 'a', 200);
+	strcpy(longname + 417, "-kubepods-pod" UID_ ".slice");
+	expect(longname, (struct want){ longname + 217, .uid = UID, .qos = IDENTITY_QOS_GUARANTEED });
+	/* the pod slice alone: not in the kubelet's tree */
+	expect(longname + 216, (struct want){ longname + 217 });
+	memset(longname + 1, 'a', 200);
+	strcpy(longname + 201, "-kubepods.slice/");
+	memset(longname + 217, 'a', 250);
+	strcpy(longname + 467, "-kubepods-pod" UID_ ".slice");
+	memcpy(slice, longname + 1, 215);
+	slice[215] = '\0';
+	expect(longname, (struct want){ slice });
+}
+
+/* expect() below a delegation point at index at; and the rootless uid. */
+static void expect_at(const char *path, size_t at, struct want w, const char *rootless_uid)
+{
+	struct identity id;
+
+	identity_parse(path, at, &id);
+	check_str("systemd_slice", path, id.systemd_slice, w.slice);
+	check_str("systemd_unit", path, id.systemd_unit, w.unit);
+	check_str("container_id", path, id.container_id, w.id);
+	check_str("pod_uid", path, id.pod_uid, w.uid);
+	check_str("rootless_uid", path, id.rootless_uid, rootless_uid);
+	if (id.runtime != w.runtime)
+		fail_msg("%s: runtime %d, want %d", path, id.runtime, w.runtime);
+	if (id.pod_qos != w.qos)
+		fail_msg("%s: qos %d, want %d", path, id.pod_qos, w.qos);
+}
+
+/* Nothing below a delegation point is believed, but rootless podman below user@UID.service. */
+static void test_delegation(void **state)
+{
+	(void)state;
+	/* a user's delegated service copies a pod's and a container's names */
+	expect_at("/system.slice/ci.service/kubepods-besteffort-pod" UID_ ".slice", 1,
+		  (struct want){ "system.slice", "ci.service" }, NULL);
+	expect_at("/user.slice/user-1000.slice/user@1000.service/app.slice/docker-" ID64 ".scope", 2,
+		  (struct want){ "user-1000.slice", "user@1000.service" }, NULL);
+	/* the delegation point's own name was chosen by root (a runtime's, userns-remapped) */
+	expect_at("/system.slice/docker-" ID64 ".scope", 1,
+		  (struct want){ "system.slice", "docker-" ID64 ".scope", IDENTITY_RUNTIME_DOCKER, ID64 },
+		  NULL);
+	/* rootless podman: its container, with the user's uid */
+	expect_at("/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID64 ".scope", 2,
+		  (struct want){ "user-1000.slice", "user@1000.service", IDENTITY_RUNTIME_PODMAN, ID64 },
+		  "1000");
+	expect_at("/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID64
+		  ".scope/container", 2,
+		  (struct want){ "user-1000.slice", "user@1000.service", IDENTITY_RUNTIME_PODMAN, ID64 },
+		  "1000");
+	/* not below its user's manager: nothing */
+	expect_at("/user.slice/user-1001.slice/user@1000.service/libpod-" ID64 ".scope", 2,
+		  (struct want){ "user-1001.slice", "user@1000.service" }, NULL);
+	expect_at("/system.slice/x.service/libpod-" ID64 ".scope", 1,
+		  (struct want){ "system.slice", "x.service" }, NULL);
+	/* below a rootless container, its own names are not believed either */
+	expect_at("/user.slice/user-1000.slice/user@1000.service/libpod-" ID64 ".scope/libpod-" ID64B
+		  ".scope", 2,
+		  (struct want){ "user-1000.slice", "user@1000.service", IDENTITY_RUNTIME_PODMAN, ID64 },
+		  "1000");
+}
+
+/* Kubernetes only in the kubelet's tree from the top; nothing below a container's cgroup. */
+static void test_structure(void **state)
+{
+	(void)state;
+	expect("/system.slice/kubepods.slice/kubepods-pod" UID_ ".slice",
+	       (struct want){ "kubepods-pod" UID_ ".slice" });
+	expect("/kubepods-besteffort-pod" UID_ ".slice",
+	       (struct want){ "kubepods-besteffort-pod" UID_ ".slice" });
+	expect("/kubepods.slice/kubepods-besteffort-pod" UID_ ".slice",
+	       (struct want){ "kubepods-besteffort-pod" UID_ ".slice" });
+	expect_nothing("/foo/kubepods/pod" UID "/" ID64);
+	expect_nothing("/foo/docker/" ID64);
+	/* a container's cgroup seals what is below it */
+	expect("/system.slice/docker-" ID64 ".scope/kubepods.slice/kubepods-pod" UID_
+	       ".slice/cri-containerd-" ID64B ".scope",
+	       (struct want){ "system.slice", "docker-" ID64 ".scope", IDENTITY_RUNTIME_DOCKER, ID64 });
+	expect("/kubepods/besteffort/pod" UID "/" ID64 "/kubepods/pod" UID "/" ID64B,
+	       (struct want){ .runtime = IDENTITY_RUNTIME_CONTAINERD, .id = ID64, .uid = UID,
+			      .qos = IDENTITY_QOS_BESTEFFORT });
 }
 
 static int count_label(const char *name, const char *value, void *userdata)
@@ -360,7 +445,7 @@ static void test_labels_text(void **state)
 	(void)state;
 	identity_parse("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_
 		       ".slice/cri-containerd-" ID64 ".scope",
-		       &id);
+		       IDENTITY_NO_DELEGATION, &id);
 	r = identity_labels(&id, buf, sizeof(buf));
 	assert_int_equal(r, strlen(buf));
 	assert_string_equal(buf, ",systemd_slice=\"kubepods-burstable-pod" UID_ ".slice\""
@@ -370,12 +455,12 @@ static void test_labels_text(void **state)
 	assert_int_equal(identity_foreach_label(&id, count_label, &n), 0);
 	assert_int_equal(n, 6);
 
-	identity_parse("/", &id);
+	identity_parse("/", IDENTITY_NO_DELEGATION, &id);
 	assert_int_equal(identity_labels(&id, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "");
 
 	/* a backslash of systemd's escaping is escaped for the text format */
-	identity_parse("/system.slice/a\\x2db.service", &id);
+	identity_parse("/system.slice/a\\x2db.service", IDENTITY_NO_DELEGATION, &id);
 	r = identity_labels(&id, buf, sizeof(buf));
 	assert_int_equal(r, strlen(buf));
 	assert_string_equal(buf, ",systemd_slice=\"system.slice\",systemd_unit=\"a\\\\x2db.service\"");
@@ -423,6 +508,8 @@ int main(void)
 		cmocka_unit_test(test_kube_cgroupfs_crio),
 		cmocka_unit_test(test_hostile_ids),
 		cmocka_unit_test(test_hostile_sequences),
+		cmocka_unit_test(test_delegation),
+		cmocka_unit_test(test_structure),
 		cmocka_unit_test(test_hostile_uids),
 		cmocka_unit_test(test_hostile_unit_names),
 		cmocka_unit_test(test_labels_text),
