@@ -60,7 +60,7 @@ struct shape {
 /* "prefix<part>suffix", then what the shape requires and gives. */
 #define SHAPE(pfx, prt, sfx, ...) { .prefix = pfx, .part = prt, .suffix = sfx, __VA_ARGS__ }
 
-/* The table of shapes; exporter/README.md ("Cgroup identity") shows it with examples. */
+/* The table of shapes; docs/exporter-reference.md ("Cgroup identity") shows it with examples. */
 static const struct shape shapes[] = {
 	/* systemd: every unit type that owns a cgroup */
 	SHAPE("", PART_SLICE, ".slice"),

@@ -61,8 +61,9 @@ struct identity {
 
 /*
  * Parses a cgroup path ("/system.slice/nginx.service", the cgroup label) component by
- * component against a table of shapes (see identity.c and exporter/README.md). The innermost
- * match of each label wins; what no shape recognises leaves the labels of its parents alone.
+ * component against a table of shapes (see identity.c and docs/exporter-reference.md). The
+ * innermost match of each label wins; what no shape recognises leaves the labels of its parents
+ * alone.
  * delegated_at is the index (from 0, the first component) of the first component whose cgroup
  * is not owned by root, IDENTITY_NO_DELEGATION for none: components after it are not parsed
  * (above). Never fails: a path nothing recognises gives an empty identity.
