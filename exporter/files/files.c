@@ -417,8 +417,9 @@ static int match_or_claim(struct files_ctx *ctx, const struct stat *st, const st
 }
 
 /*
- * What an O_PATH descriptor (or -1, errno set) holds: 1 with its stat and mount id when a regular
- * file on a file system not excluded, else 0, skipped and counted. Nothing is opened but that descriptor.
+ * What an O_PATH descriptor (or -1, errno set) holds: 1 with its stat and mount id when a
+ * regular file on a file system not excluded, else 0, skipped and counted. Nothing is opened but
+ * that descriptor.
  */
 static int check_opath(struct files_ctx *ctx, int pfd, struct stat *st, uint64_t *ret_mnt_id)
 {
@@ -1190,7 +1191,7 @@ static bool path_enter(struct files_ctx *ctx, const char *path, uint64_t *outer)
 	}
 	mnt_id = QUARANTINE_NO_MOUNT;
 	if (ctx->fstypes) {
-		load_self(ctx); /* excluding nothing, path_excluded() did not */
+		load_self(ctx); /* path_excluded() loads the tables only when something is excluded */
 		mnt_id = fstypes_path_mount(ctx->fstypes, path);
 	}
 	if (quarantine_holds(mnt_id)) {

@@ -77,8 +77,8 @@ const char *identity_qos_name(enum identity_qos q);
 
 /*
  * Called for each label that applies, in the contract's order (systemd_slice, systemd_unit,
- * container_runtime, container_id, pod_uid, pod_qos, rootless_uid), with the raw value. A negative return
- * stops and is passed on.
+ * container_runtime, container_id, pod_uid, pod_qos, rootless_uid), with the raw value. A
+ * negative return stops and is passed on.
  */
 typedef int (*identity_label_fn)(const char *name, const char *value, void *userdata);
 int identity_foreach_label(const struct identity *id, identity_label_fn fn, void *userdata);

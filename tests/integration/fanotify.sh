@@ -368,12 +368,15 @@ total_without=$(awk -v m="cachestat_cgroup_cached_bytes{cgroup=\"$label\"}" '$1 
 eq "without the collector there is no recent-only series" \
 	"$(grep -c "^cachestat_cgroup_recent_only_cached_bytes{cgroup=\"$label\"}" <<<"$out")" 0
 want=$(fincore_sum)
-check "without it the cgroup's cached bytes lack the files ($total_with - $total_without vs fincore's $want, within 5%)" \
-	within "$((total_with - total_without))" "$want" 5
-if within 0 "$want" 5; then
-	fail "the files' share without the collector (0) passes the 5% check: the check cannot fail"
+# The two totals are minutes apart, and the cgroup's other cached files (its processes' interpreter
+# and libraries) move meanwhile by a few hundred KiB: 5% or 1 MiB, whichever is more.
+near() { within "$1" "$2" 5 || within "$1" "$2" "$((100 * 1048576 / ($2 > 0 ? $2 : 1)))"; }
+check "without it the cgroup's cached bytes lack the files ($total_with - $total_without vs fincore's $want, within 5% or 1 MiB)" \
+	near "$((total_with - total_without))" "$want"
+if near 0 "$want"; then
+	fail "the files' share without the collector (0) passes the check: the check cannot fail"
 else
-	pass "the files' share without the collector (0) fails the 5% check: the check can fail"
+	pass "the files' share without the collector (0) fails the check: the check can fail"
 fi
 
 # ---- without CAP_SYS_ADMIN: the collector fails, the daemon serves ----
