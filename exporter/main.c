@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * cachestat_exporter: flags, config, signals and the wiring of collect, render and http.
+ * cachestat_exporter: flags, config, signals and the wiring of the scan engine, render and http.
  * The daemon never exits on a runtime error; only bad flags or a bad config at start do.
  */
 #define _GNU_SOURCE
@@ -16,20 +16,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroups.h"
-#include "collect.h"
-#include "config.h"
-#include "http.h"
-#include "log.h"
-#include "skiplog.h"
-#include "pagecache.h"
-#include "privs.h"
-#include "privsep.h"
-#include "registry.h"
-#include "scheduler.h"
-#include "supervise.h"
-#include "render.h"
-#include "util.h"
+#include "scan/cgroups.h"
+#include "scan/engine.h"
+#include "parse/config.h"
+#include "serve/http.h"
+#include "base/log.h"
+#include "scan/skiplog.h"
+#include "base/pagecache.h"
+#include "privsep/sandbox.h"
+#include "privsep/channel.h"
+#include "scan/registry.h"
+#include "serve/scheduler.h"
+#include "privsep/supervise.h"
+#include "scan/render.h"
+#include "base/util.h"
 #include "version.h"
 
 #define DEFAULT_LISTEN ":9451"
@@ -75,7 +75,7 @@ static void args_init(struct args *a)
 		.max_connections = HTTP_DEFAULT_CONNECTION_LIMIT,
 		.max_connections_per_ip = HTTP_DEFAULT_PER_IP_LIMIT,
 		.connection_timeout = HTTP_DEFAULT_CONNECTION_TIMEOUT,
-		.user = NULL, /* privs_default_user() */
+		.user = NULL, /* sandbox_default_user() */
 		.drop_privileges = true,
 		.seccomp = true,
 	};
@@ -448,18 +448,18 @@ static int parse_args(int argc, char **argv, struct args *a)
 	return check_args(argc, argv, a);
 }
 
-/* Logs what privs_drop() kept and what it could not. */
-static void log_privs(const struct args *a, const struct privs_result *res)
+/* Logs what sandbox_drop() kept and what it could not. */
+static void log_privs(const struct args *a, const struct sandbox_result *res)
 {
 	char kept[128] = "", missing[128] = "";
 
-	for (unsigned i = 0; i < privs_n_caps; i++) {
+	for (unsigned i = 0; i < sandbox_n_caps; i++) {
 		char *list = res->kept & (1u << i) ? kept : missing;
 
 		if (!(res->kept & (1u << i)) && !(res->missing & (1u << i)))
 			continue;
 		snprintf(list + strlen(list), sizeof(kept) - strlen(list), "%s%s",
-			 list[0] ? "," : "", privs_caps[i].name);
+			 list[0] ? "," : "", sandbox_caps[i].name);
 	}
 	log_info("scanner: privileges dropped%s%s; capabilities kept: %s",
 		 res->changed_user ? ", running as " : "", res->changed_user ? res->user : "",
@@ -468,7 +468,7 @@ static void log_privs(const struct args *a, const struct privs_result *res)
 		log_info("capabilities not held (some files may be skipped): %s", missing);
 	if (res->stayed_root)
 		log_info("running as root: without CAP_SETUID and CAP_SETGID the uid cannot "
-			 "change to %s", a->user ? a->user : privs_default_user());
+			 "change to %s", a->user ? a->user : sandbox_default_user());
 }
 
 /*
@@ -477,12 +477,12 @@ static void log_privs(const struct args *a, const struct privs_result *res)
  */
 static int after_bind(const struct args *a)
 {
-	struct privs_result res;
+	struct sandbox_result res;
 	_cleanup_free_ char *err = NULL;
 	int r;
 
 	if (a->drop_privileges) {
-		r = privs_drop(a->user ? a->user : privs_default_user(), &res, &err);
+		r = sandbox_drop(a->user ? a->user : sandbox_default_user(), &res, &err);
 		if (r < 0) {
 			log_error("dropping privileges: %s", err ? err : strerror(-r));
 			return r;
@@ -492,7 +492,7 @@ static int after_bind(const struct args *a)
 		log_warn("--no-security.drop-privileges: keeping every privilege");
 	}
 	if (a->seccomp) {
-		r = privs_seccomp(&err);
+		r = sandbox_seccomp(&err);
 		if (r < 0) {
 			log_error("%s", err ? err : strerror(-r));
 			return r;
@@ -511,7 +511,7 @@ static int http_process_filter(void *userdata)
 
 	if (!a->seccomp)
 		return 0;
-	r = privs_seccomp_http(&err);
+	r = sandbox_seccomp_http(&err);
 	if (r < 0)
 		log_error("HTTP process: %s", err ? err : strerror(-r));
 	return r;
@@ -538,13 +538,13 @@ static int load_config(const char *path, struct config **ret, char **ret_error)
  * printing one in which a collector failed: a person or a script running it by hand should
  * not have to read the success series to learn that.
  */
-static int run_once(struct collector *c, enum format format)
+static int run_once(struct scan_engine *c, enum format format)
 {
 	_cleanup_(snapshot_unrefp) struct snapshot *snap = NULL;
 	bool failed = false;
 	int r;
 
-	r = collector_scan(c, &snap);
+	r = scan_engine_run(c, &snap);
 	if (r < 0) {
 		log_error("scan failed: %s", strerror(-r));
 		return r;
@@ -565,7 +565,7 @@ static int run_once(struct collector *c, enum format format)
 }
 
 /* SIGHUP: the config file again; a bad one keeps the running config. */
-static void reload_config(struct collector *c, const struct args *a)
+static void reload_config(struct scan_engine *c, const struct args *a)
 {
 	_cleanup_free_ char *err = NULL;
 	struct config *cfg;
@@ -579,7 +579,7 @@ static void reload_config(struct collector *c, const struct args *a)
 			 err ? err : "out of memory");
 		return;
 	}
-	collector_set_config(c, cfg);
+	scan_engine_set_config(c, cfg);
 	log_info("config reloaded from %s", a->config_file);
 }
 
@@ -709,7 +709,7 @@ static void log_budget(const struct args *a, const struct config *cfg)
 }
 
 /* The config, the cachestat probe and the cgroup mount, into a collector. Logs why not. */
-static int make_collector(struct args *a, struct collector **ret)
+static int make_collector(struct args *a, struct scan_engine **ret)
 {
 	_cleanup_(config_freep) struct config *cfg = NULL;
 	_cleanup_free_ char *err = NULL;
@@ -730,14 +730,14 @@ static int make_collector(struct args *a, struct collector **ret)
 	log_budget(a, cfg);
 	if (log_enabled(LOG_LEVEL_DEBUG))
 		skiplog_set_sink(log_skip);
-	r = collector_new(&co, &pc, TAKE_PTR(cfg), ret);
+	r = scan_engine_new(&co, &pc, TAKE_PTR(cfg), ret);
 	if (r < 0)
 		log_error("cannot set up the collector: %s", strerror(-r));
 	return r;
 }
 
 struct daemon_ctx {
-	struct collector *c;
+	struct scan_engine *c;
 	const struct args *a;
 };
 
@@ -785,7 +785,7 @@ static int supervise(struct http_server *srv, struct scheduler *sched, struct da
  * Serves until SIGINT or SIGTERM. Takes *cp (the scheduler owns the collector). Returns 0, or
  * -errno when the server could not start.
  */
-static int run_daemon(struct collector **cp, struct args *a)
+static int run_daemon(struct scan_engine **cp, struct args *a)
 {
 	_cleanup_(scheduler_freep) struct scheduler *sched = NULL;
 	_cleanup_free_ char *err = NULL;
@@ -826,7 +826,7 @@ static int run_daemon(struct collector **cp, struct args *a)
 int main(int argc, char **argv)
 {
 	_cleanup_(args_done) struct args a = { 0 };
-	_cleanup_(collector_freep) struct collector *c = NULL;
+	_cleanup_(scan_engine_freep) struct scan_engine *c = NULL;
 	int r;
 
 	args_init(&a);

@@ -11,7 +11,7 @@
 #
 # List format, blocks separated by blank lines ('#' lines are comments):
 #   name: a short name          module: collect
-#   file: exporter/collect.c    (relative to the repository's top)
+#   file: exporter/scan/engine.c    (relative to the repository's top)
 #   from: the exact original text (one line)
 #   to: its replacement
 #   tests: test-collect-exact test-collect   (unit test binaries, or sh:COMMAND run from the top)
@@ -122,18 +122,20 @@ mutate_one() { # name module file from to tests
 }
 
 # keep_build FILE TESTS: keeps the object of FILE and the test binaries, to put back afterwards.
+# The object's path below build/asan is the source's below exporter/ (files/files.o).
 keep_build() {
 	local asan=$scratch/exporter/build/asan t o
 	rm -rf "$scratch/.keep"
 	mkdir "$scratch/.keep"
-	o=$(basename "${1%.c}").o
+	o=${1#exporter/}
+	o=${o%.c}.o
 	for t in "$o" $2; do
-		[ -e "$asan/$t" ] && cp -p "$asan/$t" "$scratch/.keep/"
+		[ -e "$asan/$t" ] && (cd "$asan" && cp -p --parents "$t" "$scratch/.keep/")
 	done
 	return 0
 }
 restore_build() {
-	cp -p "$scratch/.keep/"* "$scratch/exporter/build/asan/" 2>/dev/null
+	cp -pR "$scratch/.keep/." "$scratch/exporter/build/asan/" 2>/dev/null
 	return 0
 }
 

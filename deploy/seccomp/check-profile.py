@@ -6,7 +6,7 @@ any failure:
  - it is an allow list (defaultAction is not SCMP_ACT_ALLOW);
  - cachestat (451) is allowed on every architecture and whatever the capabilities, and no earlier
    rule refuses it;
- - every system call the exporter's own filter allows (exporter/privs.c) is allowed, but for
+ - every system call the exporter's own filter allows (exporter/privsep/sandbox.c) is allowed, but for
    open_by_handle_at, which only the fanotify collector calls;
  - no call is allowed for one of the exporter's capabilities that the exporter does not make
    (open_by_handle_at with CAP_DAC_READ_SEARCH, ...), and open_by_handle_at by no rule at all.
@@ -33,7 +33,7 @@ def main():
     fanotify = "--fanotify" in args
     args = [a for a in args if a != "--fanotify"]
     path = args[0]
-    privs = args[1] if len(args) > 1 else os.path.join(gen.TOP, "exporter/privs.c")
+    privs = args[1] if len(args) > 1 else os.path.join(gen.TOP, "exporter/privsep/sandbox.c")
     name = os.path.relpath(path, gen.TOP) if path.startswith(gen.TOP + "/") else path
     try:
         profile = json.load(open(path, encoding="utf-8"))
@@ -59,7 +59,7 @@ def main():
     allowed = {n for r in profile["syscalls"] if r.get("action") == "SCMP_ACT_ALLOW" for n in r.get("names") or []}
     needed = gen.wanted_syscalls(privs, fanotify)
     missing = sorted(needed - allowed)
-    good &= check("seccomp: every system call of the exporter's own filter (exporter/privs.c) allowed%s" % (
+    good &= check("seccomp: every system call of the exporter's own filter (exporter/privsep/sandbox.c) allowed%s" % (
                   "" if fanotify else ", but the fanotify collector's"),
                   ["not allowed: %s" % " ".join(missing)] if missing else [])
     granted = sorted({"%s (with %s)" % (n, "/".join(sorted(set(r["includes"]["caps"]) & gen.EXPORTER_CAPS)))

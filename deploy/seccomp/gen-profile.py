@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """Writes the exporter's container seccomp profile from a runtime's default profile:
- - the system calls the exporter's own filter allows (exporter/privs.c) that the default lacks are
+ - the system calls the exporter's own filter allows (exporter/privsep/sandbox.c) that the default lacks are
    added to its unconditional allow list: cachestat(2) (451) always, and today futex_waitv;
  - the calls the default allows only to a holder of one of the exporter's four capabilities, and
    the exporter does not make, are refused whatever the capabilities: open_by_handle_at
@@ -15,13 +15,13 @@ collector opens the files of its events by handle (read-only, under the exporter
 Default profiles that predate Linux 6.5 (Debian bookworm's containers-common 0.50.1, which podman
 uses) leave out syscall 451, and their defaultErrnoRet (ENOSYS) makes the exporter find no
 cachestat: it reports abi="none". Everything else stays the runtime's, so that reviewing the
-profile is reviewing the differences above. The exporter's own allow list (exporter/privs.c, on by
+profile is reviewing the differences above. The exporter's own allow list (exporter/privsep/sandbox.c, on by
 default, --no-security.seccomp turns it off) is not a container profile: it covers the daemon
 once it has started, not the runtime and the start (exporter/README.md).
 
 Usage: gen-profile.py [--fanotify] [DEFAULT_PROFILE [PRIVS_C]] >cachestat-exporter[-fanotify].json
 DEFAULT_PROFILE: /usr/share/containers/seccomp.json (package golang-github-containers-common);
-PRIVS_C: exporter/privs.c of this repository.
+PRIVS_C: exporter/privsep/sandbox.c of this repository.
 """
 import json
 import os
@@ -87,7 +87,7 @@ def main():
     fanotify = "--fanotify" in args
     args = [a for a in args if a != "--fanotify"]
     src = args[0] if args else "/usr/share/containers/seccomp.json"
-    privs = args[1] if len(args) > 1 else os.path.join(TOP, "exporter/privs.c")
+    privs = args[1] if len(args) > 1 else os.path.join(TOP, "exporter/privsep/sandbox.c")
     with open(src, encoding="utf-8") as f:
         profile = json.load(f)
     if profile.get("defaultAction") == "SCMP_ACT_ALLOW":

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mountinfo.h"
-#include "overlay.h"
+#include "parse/mountinfo.h"
+#include "files/overlay.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

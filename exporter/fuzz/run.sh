@@ -29,9 +29,9 @@ if [ -n "${FUZZ_MODULES:-}" ]; then
 	read -r -a modules <<<"$FUZZ_MODULES"
 else
 	modules=()
-	for f in "$src"/*.c; do
-		m=${f##*/}
-		[ "$m" = main.c ] || modules+=("${m%.c}")
+	for f in "$src"/*/*.c; do
+		m=${f#"$src"/}
+		case $m in fuzz/*) ;; *) modules+=("${m%.c}") ;; esac
 	done
 fi
 pkgs=${FUZZ_PKGS:-libmicrohttpd jansson libcgroup yaml-0.1 gnutls libcrypt libcap-ng libseccomp zlib}
@@ -50,7 +50,9 @@ objs=()
 mkdir -p "$out/obj"
 for m in "${modules[@]}"; do
 	o=$out/obj/$m.o
-	if [ ! -e "$o" ] || [ "$src/$m.c" -nt "$o" ] || [ -n "$(find "$src" -maxdepth 1 -name '*.h' -newer "$o")" ]; then
+	mkdir -p "${o%/*}"
+	if [ ! -e "$o" ] || [ "$src/$m.c" -nt "$o" ] ||
+		[ -n "$(find "$src" -path "$src/build" -prune -o -name '*.h' -newer "$o" -print)" ]; then
 		# shellcheck disable=SC2086
 		"$CC" $cflags -fsanitize=fuzzer-no-link -c -o "$o" "$src/$m.c" || {
 			echo "fuzz: $m.c does not build"

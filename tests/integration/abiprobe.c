@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pagecache.h"
+#include "base/pagecache.h"
 
 int main(int argc, char **argv)
 {

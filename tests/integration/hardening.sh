@@ -36,6 +36,11 @@ make -s -C "$top/exporter" >/dev/null || { fail "the exporter does not build"; f
 
 work=$(mktemp -d /tmp/cse-hard.XXXXXX)
 chmod 755 "$work" # the daemon runs as nobody once it has dropped privileges
+# What runs as another user (the daemon started as nobody, the hostile helpers) runs from copies
+# here: the checkout may lie below a directory only its owner enters (a home directory is 0700
+# on Debian 12), where nobody could not reach the originals.
+cp "$bin" "$work/cachestat_exporter" && bin=$work/cachestat_exporter
+cp -R "$top/tests/integration/hostile" "$work/hostile" && chmod -R a+rX "$work/hostile"
 cgdir=
 cleanup() {
 	stop_exporter
@@ -790,7 +795,7 @@ fi
 # ==== fair scan budget, one-to-one labels
 # Each case runs the exporter over its own cgroup subtree (--path.cgroupfs), so that the scans
 # see the test's processes only.
-hostile=$top/tests/integration/hostile
+hostile=$work/hostile # a copy nobody can read (above)
 hostile_cgroups=()
 hostile_pids=()
 hostile_cleanup() {

@@ -214,7 +214,7 @@ ok=1
 for i in 1 2 3 4; do grep -q "^cachestat_cgroup_files{cgroup=\"$label\"} 7$" "$work/c$i.prom" || ok=0; done
 check "four concurrent scrapes all answered" test $ok -eq 1
 
-# 9a. A daemon keeps the listings of the directories it walks (exporter/dircache.h) and reads a
+# 9a. A daemon keeps the listings of the directories it walks (exporter/files/dircache.h) and reads a
 # directory again only when its mtime or ctime moved. The oracle that it kept one: inotify sees
 # no read (IN_ACCESS) of the directory during a scrape. Then every change of the directory shows
 # at the next scrape: a file added, one added behind its mtime put back (touch -d moves ctime),
@@ -364,7 +364,7 @@ seed_kernel=${SEED_BZIMAGE:-${BUILD_ROOT:-/var/tmp/cachestat_exporter}/kernel/re
 if [ ! -e "$seed_kernel" ]; then
 	skip "seed ABI probe" "no patched kernel at $seed_kernel (make kernel builds it)"
 elif ! command -v qemu-system-x86_64 >/dev/null || ! cc -static -O2 -I"$top/exporter" \
-	-o "$work/abiprobe" "$top/tests/integration/abiprobe.c" "$top/exporter/pagecache.c" 2>"$work/abiprobe.err"; then
+	-o "$work/abiprobe" "$top/tests/integration/abiprobe.c" "$top/exporter/base/pagecache.c" 2>"$work/abiprobe.err"; then
 	skip "seed ABI probe" "no qemu-system-x86_64 or no static build: $(head -c 200 "$work/abiprobe.err")"
 else
 	mkdir -p "$work/initrd/bin" "$work/initrd/proc" "$work/initrd/tmp"

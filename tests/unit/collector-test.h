@@ -17,9 +17,9 @@
 
 #include <cmocka.h>
 
-#include "collect.h"
-#include "registry.h"
-#include "render.h"
+#include "scan/engine.h"
+#include "scan/registry.h"
+#include "scan/render.h"
 
 /* Sets a collector's own flag (--NAME=arg) as the command line would. */
 static inline void collector_flag_set(const char *name, const char *arg)
@@ -63,7 +63,7 @@ static inline char *scan_one(const char *root, const char *name, bool json, bool
 	struct collector_options o = { .cgroupfs = root, .procfs = "/proc" };
 	struct pagecache pc = { .abi = PAGECACHE_ABI_NONE };
 	const struct render_meta meta = { "1", "r" };
-	struct collector *c = NULL;
+	struct scan_engine *c = NULL;
 	struct snapshot *s = NULL;
 	char *buf = NULL;
 	size_t len = 0;
@@ -72,8 +72,8 @@ static inline char *scan_one(const char *root, const char *name, bool json, bool
 
 	assert_true(idx >= 0);
 	o.enable[idx] = true;
-	assert_int_equal(collector_new(&o, &pc, config_new_default(), &c), 0);
-	assert_int_equal(collector_scan(c, &s), 0);
+	assert_int_equal(scan_engine_new(&o, &pc, config_new_default(), &c), 0);
+	assert_int_equal(scan_engine_run(c, &s), 0);
 	if (ret_success)
 		*ret_success = s->collectors[idx].success;
 	f = open_memstream(&buf, &len);
@@ -81,6 +81,6 @@ static inline char *scan_one(const char *root, const char *name, bool json, bool
 	assert_int_equal((json ? render_json : render_text)(f, s, &meta), 0);
 	fclose(f);
 	snapshot_unref(s);
-	collector_free(c);
+	scan_engine_free(c);
 	return buf;
 }

@@ -26,7 +26,7 @@ int fuzz_memstat_one(const uint8_t *data, size_t size);
 int fuzz_label_one(const uint8_t *data, size_t size);
 int fuzz_identity_one(const uint8_t *data, size_t size);
 int fuzz_mountinfo_one(const uint8_t *data, size_t size);
-int fuzz_cgstat_one(const uint8_t *data, size_t size);
+int fuzz_mempressure_one(const uint8_t *data, size_t size);
 
 static size_t run_dir(const char *target, int (*one)(const uint8_t *, size_t))
 {
@@ -102,17 +102,17 @@ static void test_mountinfo(void **state)
 	assert_true(run_dir("mountinfo", fuzz_mountinfo_one) > 0);
 }
 
-static void test_cgstat(void **state)
+static void test_mempressure(void **state)
 {
 	(void)state;
-	assert_true(run_dir("cgstat", fuzz_cgstat_one) > 0);
+	assert_true(run_dir("mempressure", fuzz_mempressure_one) > 0);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_webconfig),
-		cmocka_unit_test(test_cgstat),
+		cmocka_unit_test(test_mempressure),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_memstat),
 		cmocka_unit_test(test_label),

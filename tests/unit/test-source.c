@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Checks of the source itself: no function in exporter/ over 60 lines, no goto-based cleanup,
- * a sane collector registry, and a section in docs/collectors.md for every collector in it.
+ * no include pointing up the layers, the map of docs/design.md true to the folders, a sane
+ * collector registry, and a section in docs/collectors.md for every collector in it.
  * EXPORTER_DIR and DOCS_DIR come from the Makefile.
  */
 #define _GNU_SOURCE
@@ -10,16 +11,18 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
-#include "registry.h"
-#include "util.h"
+#include "scan/registry.h"
+#include "base/util.h"
 
 #define MAX_FUNCTION_LINES 60
 
@@ -129,6 +132,30 @@ static int each_source(const char *dir, const char *prefix,
 	return bad;
 }
 
+/*
+ * The layers of exporter/, lowest first: a file may include from its own folder and the folders
+ * before it, never from one after it. main.c (the top folder) and fuzz/ stand above them all.
+ */
+static const char *const layers[] = {
+	"base", "parse", "files", "fanotify", "scan", "collectors", "serve", "privsep", "", "fuzz",
+};
+#define N_LAYERS (sizeof(layers) / sizeof(layers[0]))
+
+/* Every source of exporter/, folder by folder; returns the failures check counted. */
+static int each_layer(int (*check)(const char *, const char *, FILE *), FILE *report)
+{
+	int bad = 0;
+
+	for (size_t i = 0; i < N_LAYERS; i++) {
+		char dir[512], prefix[64];
+
+		snprintf(dir, sizeof(dir), "%s%s%s", EXPORTER_DIR, *layers[i] ? "/" : "", layers[i]);
+		snprintf(prefix, sizeof(prefix), "%s%s", layers[i], *layers[i] ? "/" : "");
+		bad += each_source(dir, prefix, check, report);
+	}
+	return bad;
+}
+
 static void check_all(int (*check)(const char *, const char *, FILE *), const char *what)
 {
 	char *msg = NULL;
@@ -137,8 +164,7 @@ static void check_all(int (*check)(const char *, const char *, FILE *), const ch
 	int bad;
 
 	assert_non_null(report);
-	bad = each_source(EXPORTER_DIR, "", check, report) +
-	      each_source(EXPORTER_DIR "/fuzz", "fuzz/", check, report);
+	bad = each_layer(check, report);
 	fclose(report);
 	if (bad)
 		fail_msg("%d %s:\n%s", bad, what, msg);
@@ -173,6 +199,221 @@ static void test_no_goto(void **state)
 {
 	(void)state;
 	check_all(check_goto, "goto(s) in exporter/ (use _cleanup_ and TAKE_PTR)");
+}
+
+/* The rank of folder (the first len bytes of a path) in layers[], or -1 when it is not a layer. */
+static int layer_rank(const char *folder, size_t len)
+{
+	for (size_t i = 0; i < N_LAYERS; i++)
+		if (strlen(layers[i]) == len && !strncmp(layers[i], folder, len))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Every #include "..." of file names its folder (version.h, made by the build, aside), and that
+ * folder is file's own or a lower one.
+ */
+static int check_includes(const char *file, const char *text, FILE *report)
+{
+	const char *slash = strrchr(file, '/');
+	int own = layer_rank(file, slash ? (size_t)(slash - file) : 0), bad = 0;
+
+	for (const char *p = text; (p = strstr(p, "#include \"")); p++) {
+		const char *name = p + strlen("#include \""), *end = strchr(name, '"');
+		const char *sep = memchr(name, '/', end ? (size_t)(end - name) : 0);
+		int rank = sep ? layer_rank(name, (size_t)(sep - name)) : -1;
+
+		if (!end || (!sep && !strncmp(name, "version.h\"", strlen("version.h\""))))
+			continue;
+		if (rank >= 0 && rank <= own)
+			continue;
+		fprintf(report, "  %s: #include \"%.*s\"%s\n", file, (int)(end - name), name,
+			rank < 0 ? " names no folder of the layers" : " points up the layers");
+		bad++;
+	}
+	return bad;
+}
+
+/* A lower folder never includes a higher one (the order of layers[]). */
+static void test_layers(void **state)
+{
+	(void)state;
+	check_all(check_includes, "include(s) against the layers in exporter/");
+}
+
+/* The map of docs/design.md: "folder/module" per entry ("main" at the top), the folders. */
+struct code_map {
+	char entries[160][128];
+	size_t n_entries;
+	char folders[16][32];
+	size_t n_folders;
+};
+
+/*
+ * Reads the fenced block under "## The map of the exporter": a line "NAME/ ..." at column 0
+ * opens a folder, "NAME ..." at column 0 is a module of the top, "  NAME ..." (two spaces) a
+ * module of the folder last opened; deeper lines go on describing.
+ */
+static void read_map(const char *doc, struct code_map *map)
+{
+	const char *p = strstr(doc, "\n## The map of the exporter\n"), *end;
+	char folder[32] = "", word[64];
+
+	assert_non_null(p);
+	p = strstr(p, "\n```\n");
+	assert_non_null(p);
+	p += strlen("\n```\n");
+	end = strstr(p, "\n```");
+	assert_non_null(end);
+	for (; p < end; p = strchrnul(p, '\n') + 1) {
+		bool top = islower((unsigned char)p[0]);
+		bool sub = !strncmp(p, "  ", 2) && islower((unsigned char)p[2]);
+		size_t n;
+
+		if (!top && !sub)
+			continue;
+		n = strcspn(p + (sub ? 2 : 0), " \n");
+		snprintf(word, sizeof(word), "%.*s", (int)n, p + (sub ? 2 : 0));
+		if (top && word[n - 1] == '/') {
+			snprintf(folder, sizeof(folder), "%.*s", (int)n - 1, word);
+			assert_true(map->n_folders < ELEMENTSOF(map->folders));
+			snprintf(map->folders[map->n_folders++], sizeof(map->folders[0]), "%s", folder);
+			continue;
+		}
+		assert_true(map->n_entries < ELEMENTSOF(map->entries));
+		snprintf(map->entries[map->n_entries++], sizeof(map->entries[0]), "%s%s%s",
+			 top ? "" : folder, top ? "" : "/", word);
+	}
+}
+
+static bool map_has(const struct code_map *map, const char *entry)
+{
+	for (size_t i = 0; i < map->n_entries; i++)
+		if (!strcmp(map->entries[i], entry))
+			return true;
+	return false;
+}
+
+/* Every module of the folder layers[i] (a NAME.c or NAME.h) has its entry in map. */
+static int modules_in_map(const struct code_map *map, size_t i, FILE *report)
+{
+	char dir[512], entry[128];
+	struct dirent *de;
+	DIR *d;
+	int bad = 0;
+
+	snprintf(dir, sizeof(dir), "%s%s%s", EXPORTER_DIR, *layers[i] ? "/" : "", layers[i]);
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		if (!is_source(de->d_name))
+			continue;
+		snprintf(entry, sizeof(entry), "%s%s%.*s", layers[i], *layers[i] ? "/" : "",
+			 (int)strlen(de->d_name) - 2, de->d_name);
+		if (!map_has(map, entry)) {
+			fprintf(report, "  exporter/%s%s%s: not in the map\n", layers[i],
+				*layers[i] ? "/" : "", de->d_name);
+			bad++;
+		}
+	}
+	closedir(d);
+	return bad;
+}
+
+/* Every entry of map names a module that is there. */
+static int entries_in_tree(const struct code_map *map, FILE *report)
+{
+	int bad = 0;
+
+	for (size_t i = 0; i < map->n_entries; i++) {
+		char c[512], h[512];
+
+		snprintf(c, sizeof(c), "%s/%s.c", EXPORTER_DIR, map->entries[i]);
+		snprintf(h, sizeof(h), "%s/%s.h", EXPORTER_DIR, map->entries[i]);
+		if (access(c, F_OK) && access(h, F_OK)) {
+			fprintf(report, "  %s: in the map, no such module in exporter/\n",
+				map->entries[i]);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+/* The map's folders, from the top down, are layers[] from the top down (main and fuzz aside). */
+static int folders_in_order(const struct code_map *map, FILE *report)
+{
+	size_t j = 0;
+	int bad = 0;
+
+	for (size_t i = N_LAYERS; i-- > 0;) {
+		if (!*layers[i] || !strcmp(layers[i], "fuzz"))
+			continue;
+		if (j >= map->n_folders || strcmp(map->folders[j], layers[i])) {
+			fprintf(report, "  the map's folder %zu is %s, the layers' is %s/\n", j + 1,
+				j < map->n_folders ? map->folders[j] : "missing", layers[i]);
+			bad++;
+		}
+		j++;
+	}
+	if (j != map->n_folders) {
+		fprintf(report, "  the map has %zu folders, the layers %zu\n", map->n_folders, j);
+		bad++;
+	}
+	return bad;
+}
+
+/* docs/design.md's map of the code and exporter/'s folders name the same modules. */
+static void test_map(void **state)
+{
+	char *doc = read_all(DOCS_DIR "/design.md"), *msg = NULL;
+	struct code_map *map = calloc(1, sizeof(*map));
+	size_t len = 0;
+	FILE *report = open_memstream(&msg, &len);
+	int bad;
+
+	(void)state;
+	assert_non_null(doc);
+	assert_non_null(map);
+	assert_non_null(report);
+	read_map(doc, map);
+	bad = entries_in_tree(map, report) + folders_in_order(map, report);
+	for (size_t i = 0; i < N_LAYERS; i++)
+		if (strcmp(layers[i], "fuzz"))
+			bad += modules_in_map(map, i, report);
+	fclose(report);
+	if (bad)
+		fail_msg("%d disagreement(s) of docs/design.md's map with exporter/:\n%s", bad, msg);
+	free(msg);
+	free(map);
+	free(doc);
+}
+
+/* The two checks above fail where they should: on texts made to break them. */
+static void test_checks_can_fail(void **state)
+{
+	static const char doc[] = "\n## The map of the exporter\n\n```\nmain   top\n"
+				  "base/  lowest\n  util   helpers\n         more of it\n"
+				  "  nosuch none\n```\n";
+	struct code_map *map = calloc(1, sizeof(*map));
+	FILE *null = fopen("/dev/null", "we");
+
+	(void)state;
+	assert_non_null(map);
+	assert_non_null(null);
+	assert_int_equal(check_includes("base/x.c", "#include \"scan/registry.h\"\n", null), 1);
+	assert_int_equal(check_includes("base/x.c", "#include \"util.h\"\n", null), 1);
+	assert_int_equal(check_includes("scan/x.c", "#include \"base/util.h\"\n"
+				      "#include \"scan/render.h\"\n#include \"version.h\"\n", null), 0);
+	read_map(doc, map);
+	assert_int_equal(map->n_entries, 3);
+	assert_string_equal(map->entries[0], "main");
+	assert_string_equal(map->entries[1], "base/util");
+	assert_int_equal(entries_in_tree(map, null), 1); /* base/nosuch */
+	assert_true(folders_in_order(map, null) > 0);     /* base/ alone */
+	assert_true(modules_in_map(map, 1, null) > 0);    /* parse/ has none in it */
+	fclose(null);
+	free(map);
 }
 
 static void test_registry(void **state)
@@ -240,6 +481,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_function_length),
 		cmocka_unit_test(test_no_goto),
+		cmocka_unit_test(test_layers),
+		cmocka_unit_test(test_map),
+		cmocka_unit_test(test_checks_can_fail),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_docs),
 	};

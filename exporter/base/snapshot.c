@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "base/snapshot.h"
+
+#include <stdlib.h>
+
+static const char *const skip_names[_SKIP_MAX] = {
+	[SKIP_EPERM] = "eperm",
+	[SKIP_VANISHED] = "vanished",
+	[SKIP_NOT_REGULAR] = "not_regular",
+	[SKIP_LIMIT] = "limit",
+	[SKIP_NOT_FOUND] = "not_found",
+	[SKIP_UNSUPPORTED] = "unsupported",
+	[SKIP_ERROR] = "error",
+	[SKIP_OVERLAY_UNRESOLVED] = "overlay_unresolved",
+	[SKIP_NO_ACCESS] = "no_access",
+	[SKIP_FS_TYPE] = "fs_type",
+	[SKIP_MOUNT_STUCK] = "mount_stuck",
+};
+
+const char *skip_reason_name(enum skip_reason r)
+{
+	return r < _SKIP_MAX ? skip_names[r] : NULL;
+}
+
+struct snapshot *snapshot_new(void)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->refs = 1;
+	return s;
+}
+
+struct snapshot *snapshot_ref(struct snapshot *s)
+{
+	if (s)
+		__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+	return s;
+}
+
+void snap_file_done(struct snap_file *f)
+{
+	free(f->path);
+	f->path = NULL;
+}
+
+void snapshot_unref(struct snapshot *s)
+{
+	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
+		return;
+	for (size_t i = 0; i < s->n_cgroups; i++) {
+		struct snap_cgroup *cg = &s->cgroups[i];
+
+		free(cg->name);
+		for (size_t j = 0; j < COLLECTORS_MAX; j++)
+			if (cg->data[j] && s->free_data[j])
+				s->free_data[j](cg->data[j]);
+	}
+	free(s->cgroups);
+	free(s->problem);
+	free(s);
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * snapshot: the result of one scan, as the scan engine produces it and `render` prints it.
+ * Plain data; a snapshot is shared by the scrapes that waited for the same scan (refcounted).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/pagecache.h"
+
+/* Why a file was not counted: cachestat_files_skipped_total{reason}. */
+enum skip_reason {
+	SKIP_EPERM,       /* open or cachestat refused */
+	SKIP_VANISHED,    /* gone between finding and opening it */
+	SKIP_NOT_REGULAR, /* socket, pipe, device, directory entry that is a symlink... */
+	SKIP_LIMIT,       /* over max_files_per_scan or max_files_per_cgroup, or no descriptor
+			     left (RLIMIT_NOFILE) */
+	SKIP_NOT_FOUND,   /* a configured path that does not exist */
+	SKIP_UNSUPPORTED, /* cachestat says EOPNOTSUPP (hugetlbfs) */
+	SKIP_ERROR,       /* any other error */
+	SKIP_OVERLAY_UNRESOLVED, /* on overlayfs, and its real (upper or lower) file not found
+				    for sure: its pages are there, not on the overlay inode */
+	SKIP_NO_ACCESS,   /* the process holding it could not have asked cachestat about it */
+	SKIP_FS_TYPE,     /* on a file system --collector.cachestat.fs-types-exclude names */
+	SKIP_MOUNT_STUCK, /* on a mount a scan is stuck on (quarantine.h) */
+	_SKIP_MAX,
+};
+
+const char *skip_reason_name(enum skip_reason r);
+
+/* Page cache state in bytes. */
+struct snap_counts {
+	uint64_t cached;
+	uint64_t dirty;
+	uint64_t writeback;
+	uint64_t evicted;
+	uint64_t recently_evicted;
+};
+
+/* The counters of struct snap_counts by number, for tables of families. */
+enum snap_count {
+	SNAP_CACHED,
+	SNAP_DIRTY,
+	SNAP_WRITEBACK,
+	SNAP_EVICTED,
+	SNAP_RECENTLY_EVICTED,
+	_SNAP_COUNT_MAX,
+};
+
+static inline uint64_t snap_counts_get(const struct snap_counts *c, enum snap_count f)
+{
+	switch (f) {
+	case SNAP_CACHED:
+		return c->cached;
+	case SNAP_DIRTY:
+		return c->dirty;
+	case SNAP_WRITEBACK:
+		return c->writeback;
+	case SNAP_EVICTED:
+		return c->evicted;
+	case SNAP_RECENTLY_EVICTED:
+		return c->recently_evicted;
+	default:
+		return 0;
+	}
+}
+
+struct snap_file {
+	char *path; /* valid UTF-8, one-to-one with the file's name (topn_take()) */
+	uint64_t size;
+	struct snap_counts c;
+	uint64_t dev, ino; /* identity, for a choice among equals that needs no path */
+	size_t cgroup;     /* during a scan: its cgroup's index in snapshot.cgroups (node-wide top) */
+};
+
+/* Collectors a program can hold (registry.h); a snapshot has a slot for each. */
+#define COLLECTORS_MAX 32
+
+struct snap_cgroup {
+	char *name; /* the cgroup label: "/" or "/a/b" */
+	/*
+	 * What each collector found here, of its own type (its header says which), by registry
+	 * index; NULL where it found nothing, so that its series are absent rather than zero.
+	 */
+	void *data[COLLECTORS_MAX];
+};
+
+struct snap_collector {
+	bool enabled;  /* took part in the scan */
+	bool reported; /* has duration/success series */
+	bool success;
+	double seconds;
+};
+
+struct snapshot {
+	enum pagecache_abi abi;
+	struct snap_cgroup *cgroups; /* sorted by name */
+	size_t n_cgroups;
+	struct snap_collector collectors[COLLECTORS_MAX]; /* by registry index */
+	uint64_t skipped[_SKIP_MAX]; /* cumulative since start */
+	char *problem;               /* first thing that went wrong in the scan, for the log */
+	/* What frees a slot's data (snap_cgroup.data), set by the snapshot's maker (registry.h). */
+	void (*free_data[COLLECTORS_MAX])(void *data);
+	int refs;
+};
+
+struct snapshot *snapshot_new(void);
+struct snapshot *snapshot_ref(struct snapshot *s);
+void snapshot_unref(struct snapshot *s);
+
+static inline void snapshot_unrefp(struct snapshot **s)
+{
+	snapshot_unref(*s);
+}
+void snap_file_done(struct snap_file *f);

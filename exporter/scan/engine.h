@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * scan engine: one scan of the cgroup tree into a snapshot, running the registered collectors
+ * (collector.h, registry.h) over each cgroup. When scans run and who shares them is the scheduler's.
+ * Never logs: what went wrong is in snapshot->problem and the collector success flags.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "parse/config.h"
+#include "base/pagecache.h"
+#include "base/snapshot.h"
+
+struct collector_options {
+	const char *cgroupfs; /* the cgroup v2 mount to walk */
+	bool memory_v1;       /* cgroupfs is the cgroup v1 memory hierarchy (a hybrid host) */
+	const char *procfs;
+	bool enable[COLLECTORS_MAX]; /* by registry index */
+	const char *fs_types_exclude; /* regex of file system types not to touch; NULL: the default */
+	bool keep_listings; /* keep directory listings between scans (dircache.h): a daemon's */
+};
+
+struct scan_engine;
+
+/* Takes ownership of cfg. Returns 0, -ENOMEM, or -EINVAL for a bad fs_types_exclude. */
+int scan_engine_new(const struct collector_options *opts, const struct pagecache *pc,
+		  struct config *cfg, struct scan_engine **ret);
+
+/* Replaces the config (takes ownership); a scan in progress finishes with the old one. */
+void scan_engine_set_config(struct scan_engine *c, struct config *cfg);
+
+/*
+ * One scan with the current config, in the calling thread; skipped counts in the snapshot are
+ * cumulative since start. Safe to call from several threads at once. Returns 0 or -ENOMEM.
+ * The caller drops the snapshot with snapshot_unref().
+ */
+int scan_engine_run(struct scan_engine *c, struct snapshot **ret);
+
+/* limits.max_scan_seconds of the current config: a scan checks it between files. */
+double scan_engine_max_scan_seconds(struct scan_engine *c);
+
+void scan_engine_free(struct scan_engine *c);
+
+static inline void scan_engine_freep(struct scan_engine **c)
+{
+	scan_engine_free(*c);
+}

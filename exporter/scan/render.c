@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#define _GNU_SOURCE
+#include "scan/render.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scan/registry.h"
+#include "base/utf8.h"
+#include "base/util.h"
+
+char *render_utf8_sanitize(const char *s)
+{
+	return utf8_sanitize(s);
+}
+
+int render_label_value(FILE *out, const char *s)
+{
+	_cleanup_free_ char *clean = utf8_sanitize(s);
+
+	if (!clean)
+		return -ENOMEM;
+	utf8_write_label(out, clean);
+	return 0;
+}
+
+/* The shortest form that reads back as the same double (%.17g at most). */
+static void put_double(FILE *out, double v)
+{
+	char buf[32];
+
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	fputs(buf, out);
+}
+
+void render_family(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+void render_sample_open(FILE *out, const char *name, const struct snap_cgroup *cg)
+{
+	fputs(name, out);
+	fputs("{cgroup=\"", out);
+	render_label_value(out, cg->name);
+	fputc('"', out);
+}
+
+void render_sample_label_clean(FILE *out, const char *key, const char *clean)
+{
+	fprintf(out, ",%s=\"", key);
+	utf8_write_label(out, clean);
+	fputc('"', out);
+}
+
+void render_sample_label(FILE *out, const char *key, const char *value)
+{
+	fprintf(out, ",%s=\"", key);
+	render_label_value(out, value);
+	fputc('"', out);
+}
+
+void render_sample_close(FILE *out, uint64_t value)
+{
+	fprintf(out, "} %" PRIu64 "\n", value);
+}
+
+void render_sample(FILE *out, const char *name, uint64_t value)
+{
+	fprintf(out, "%s %" PRIu64 "\n", name, value);
+}
+
+void render_sample_close_micros(FILE *out, uint64_t us)
+{
+	fprintf(out, "} %" PRIu64 ".%06" PRIu64 "\n", us / 1000000, us % 1000000);
+}
+
+void render_cgroup_sample(FILE *out, const char *name, const struct snap_cgroup *cg, uint64_t value)
+{
+	render_sample_open(out, name, cg);
+	render_sample_close(out, value);
+}
+
+static void render_info(FILE *out, const struct snapshot *s, const struct render_meta *meta)
+{
+	render_family(out, "cachestat_build_info", "gauge",
+		      "A metric with a constant '1' value labeled by version and revision of cachestat_exporter.");
+	fputs("cachestat_build_info{version=\"", out);
+	render_label_value(out, meta->version);
+	fputs("\",revision=\"", out);
+	render_label_value(out, meta->revision);
+	fputs("\"} 1\n", out);
+
+	render_family(out, "cachestat_syscall_info", "gauge",
+		      "The cachestat ABI of the running kernel: seed, mainline or none.");
+	fprintf(out, "cachestat_syscall_info{abi=\"%s\"} 1\n", pagecache_abi_name(s->abi));
+}
+
+static void render_skipped(FILE *out, const struct snapshot *s)
+{
+	render_family(out, "cachestat_files_skipped_total", "counter",
+		      "Files not counted, by reason, since the exporter started.");
+	for (int r = 0; r < _SKIP_MAX; r++)
+		fprintf(out, "cachestat_files_skipped_total{reason=\"%s\"} %" PRIu64 "\n",
+			skip_reason_name((enum skip_reason)r), s->skipped[r]);
+}
+
+/* cachestat_scrape_collector_{duration_seconds,success}: one series per reported collector. */
+static void render_collectors(FILE *out, const struct snapshot *s)
+{
+	size_t n = registry_count();
+
+	render_family(out, "cachestat_scrape_collector_duration_seconds", "gauge",
+		      "Time a collector took in the last scan.");
+	for (size_t i = 0; i < n; i++) {
+		if (!s->collectors[i].reported)
+			continue;
+		fprintf(out, "cachestat_scrape_collector_duration_seconds{collector=\"%s\"} ",
+			registry_get(i)->name);
+		put_double(out, s->collectors[i].seconds);
+		fputc('\n', out);
+	}
+	render_family(out, "cachestat_scrape_collector_success", "gauge",
+		      "Whether a collector succeeded in the last scan.");
+	for (size_t i = 0; i < n; i++) {
+		if (!s->collectors[i].reported)
+			continue;
+		fprintf(out, "cachestat_scrape_collector_success{collector=\"%s\"} %d\n",
+			registry_get(i)->name, s->collectors[i].success ? 1 : 0);
+	}
+}
+
+int render_text(FILE *out, const struct snapshot *s, const struct render_meta *meta)
+{
+	render_info(out, s, meta);
+	for (size_t i = 0; i < registry_count(); i++)
+		if (registry_get(i)->render_text)
+			registry_get(i)->render_text(out, s, i);
+	render_skipped(out, s);
+	render_collectors(out, s);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* ---- JSON ---- */
+
+json_t *render_json_str(const char *s)
+{
+	_cleanup_free_ char *clean = utf8_sanitize(s);
+
+	return clean ? json_string(clean) : NULL;
+}
+
+/* JSON integers are 64-bit signed in jansson; beyond that only a double can carry it. */
+json_t *render_json_u64(uint64_t v)
+{
+	if (v > (uint64_t)INT64_MAX)
+		return json_real((double)v);
+	return json_integer((json_int_t)v);
+}
+
+json_t *render_json_counts(const struct snap_counts *c, json_t *o)
+{
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "cached_bytes", render_json_u64(c->cached));
+	json_object_set_new(o, "dirty_bytes", render_json_u64(c->dirty));
+	json_object_set_new(o, "writeback_bytes", render_json_u64(c->writeback));
+	json_object_set_new(o, "evicted_bytes", render_json_u64(c->evicted));
+	json_object_set_new(o, "recently_evicted_bytes", render_json_u64(c->recently_evicted));
+	return o;
+}
+
+static json_t *json_cgroup(const struct snap_cgroup *cg)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "cgroup", render_json_str(cg->name));
+	for (size_t i = 0; i < registry_count(); i++)
+		if (registry_get(i)->render_json)
+			registry_get(i)->render_json(o, cg, i);
+	return o;
+}
+
+static json_t *json_skipped(const struct snapshot *s)
+{
+	json_t *skipped = json_object();
+
+	for (int r = 0; skipped && r < _SKIP_MAX; r++)
+		json_object_set_new(skipped, skip_reason_name((enum skip_reason)r),
+				    render_json_u64(s->skipped[r]));
+	return skipped;
+}
+
+static json_t *json_collectors(const struct snapshot *s)
+{
+	json_t *collectors = json_object();
+
+	for (size_t i = 0; collectors && i < registry_count(); i++) {
+		if (!s->collectors[i].reported)
+			continue;
+		json_object_set_new(collectors, registry_get(i)->name,
+				    json_pack("{s:f,s:b}", "duration_seconds", s->collectors[i].seconds,
+					      "success", s->collectors[i].success));
+	}
+	return collectors;
+}
+
+int render_json(FILE *out, const struct snapshot *s, const struct render_meta *meta)
+{
+	_cleanup_(json_decrefp) json_t *root = json_object();
+	json_t *cgroups;
+
+	if (!root)
+		return -ENOMEM;
+	json_object_set_new(root, "version", render_json_str(meta->version));
+	json_object_set_new(root, "revision", render_json_str(meta->revision));
+	json_object_set_new(root, "abi", json_string(pagecache_abi_name(s->abi)));
+	cgroups = json_array();
+	for (size_t i = 0; cgroups && i < s->n_cgroups; i++)
+		json_array_append_new(cgroups, json_cgroup(&s->cgroups[i]));
+	json_object_set_new(root, "cgroups", cgroups);
+	json_object_set_new(root, "files_skipped_total", json_skipped(s));
+	json_object_set_new(root, "collectors", json_collectors(s));
+	if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+		return -EIO;
+	fputc('\n', out);
+	return ferror(out) ? -EIO : 0;
+}

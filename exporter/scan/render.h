@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * render: a snapshot as Prometheus text exposition format 0.0.4, or as JSON. Writes the
+ * exporter's own families and, through each collector's render hooks (collector.h), theirs: the
+ * helpers below are all a collector uses to write, so that escaping and the format live here.
+ * Metric names are the contract of docs/metrics.md. Never reads /proc or /sys.
+ */
+#pragma once
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/snapshot.h"
+
+struct render_meta {
+	const char *version;
+	const char *revision;
+};
+
+#define RENDER_TEXT_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* Returns 0, or -EIO when out fails. */
+int render_text(FILE *out, const struct snapshot *s, const struct render_meta *meta);
+int render_json(FILE *out, const struct snapshot *s, const struct render_meta *meta);
+
+/* s as valid UTF-8, invalid bytes as "\\xNN" (see utf8_sanitize()). Caller frees. */
+char *render_utf8_sanitize(const char *s);
+
+/* Writes a label value escaped for the text format: \ " and newline, after sanitizing. */
+int render_label_value(FILE *out, const char *s);
+
+/* The HELP and TYPE lines of a family. */
+void render_family(FILE *out, const char *name, const char *type, const char *help);
+
+/*
+ * One sample in pieces: render_sample_open() writes `name{cgroup="..."`, render_sample_label()
+ * `,key="value"` (escaped), render_sample_close() `} value` and the newline.
+ */
+void render_sample_open(FILE *out, const char *name, const struct snap_cgroup *cg);
+void render_sample_label(FILE *out, const char *key, const char *value);
+/* The same for a value utf8_sanitize() already made (topn's paths): sanitizing twice would
+ * double its backslashes again. */
+void render_sample_label_clean(FILE *out, const char *key, const char *clean);
+void render_sample_close(FILE *out, uint64_t value);
+/* name value: a node-level sample, without labels */
+void render_sample(FILE *out, const char *name, uint64_t value);
+/* The same for a count of microseconds, written in seconds with every digit (no rounding). */
+void render_sample_close_micros(FILE *out, uint64_t us);
+/* name{cgroup="..."} value */
+void render_cgroup_sample(FILE *out, const char *name, const struct snap_cgroup *cg, uint64_t value);
+
+/* JSON values: a string made valid UTF-8; an unsigned number (a double beyond INT64_MAX). */
+json_t *render_json_str(const char *s);
+json_t *render_json_u64(uint64_t v);
+/* Adds the five *_bytes keys of c to o; returns o. */
+json_t *render_json_counts(const struct snap_counts *c, json_t *o);

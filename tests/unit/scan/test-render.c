@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Rendering: label escaping (quotes, backslashes, newlines, bytes that are not UTF-8) and a
+ * known snapshot rendered to the golden files in golden/. UPDATE_GOLDEN=1 rewrites them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "collectors/cachestat.h"
+#include "collectors/memstat.h"
+#include "collectors/perfile.h"
+#include "scan/registry.h"
+#include "scan/render.h"
+#include "base/utf8.h"
+
+static char *label(const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(render_label_value(f, s), 0);
+	fclose(f);
+	return buf;
+}
+
+static void expect_label(const char *in, const char *want)
+{
+	char *got = label(in);
+
+	if (strcmp(got, want) != 0)
+		fail_msg("label of \"%s\": got \"%s\", want \"%s\"", in, got, want);
+	free(got);
+}
+
+static void test_label_escaping(void **state)
+{
+	(void)state;
+	expect_label("/plain/path", "/plain/path");
+	expect_label("a\"b", "a\\\"b");
+	expect_label("a\\b", "a\\\\\\\\b"); /* doubled by the sanitizer, then escaped */
+	expect_label("line\nbreak", "line\\nbreak");
+	expect_label("tab\there", "tab\there");
+	expect_label("", "");
+}
+
+static void test_label_invalid_utf8(void **state)
+{
+	(void)state;
+	/* valid multi-byte sequences pass through */
+	expect_label("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+	/* a lone byte: \xff becomes the text \xff, its backslash escaped for the format */
+	expect_label("a\xff" "b", "a\\\\xffb");
+	/* an overlong '/', a UTF-16 surrogate, a truncated sequence, beyond U+10FFFF */
+	expect_label("\xc0\xaf", "\\\\xc0\\\\xaf");
+	expect_label("\xed\xa0\x80", "\\\\xed\\\\xa0\\\\x80");
+	expect_label("x\xe2\x82", "x\\\\xe2\\\\x82");
+	expect_label("\xf4\x90\x80\x80", "\\\\xf4\\\\x90\\\\x80\\\\x80");
+	/* everything at once */
+	expect_label("\"\\\n\xfe", "\\\"\\\\\\\\\\n\\\\xfe");
+}
+
+static void test_sanitize(void **state)
+{
+	char *s;
+
+	(void)state;
+	s = utf8_sanitize("ok\x80");
+	assert_string_equal(s, "ok\\x80");
+	free(s);
+	s = utf8_sanitize("\xe2\x82\xac");
+	assert_string_equal(s, "\xe2\x82\xac");
+	free(s);
+}
+
+/* Gives cg the data of the collector named name (registry.h); returns it. */
+static void *set_data(struct snap_cgroup *cg, const char *name, size_t size)
+{
+	int idx = registry_find(name);
+
+	assert_true(idx >= 0);
+	cg->data[idx] = calloc(1, size);
+	assert_non_null(cg->data[idx]);
+	return cg->data[idx];
+}
+
+static void set_collector(struct snapshot *s, const char *name, struct snap_collector c)
+{
+	int idx = registry_find(name);
+
+	assert_true(idx >= 0);
+	s->collectors[idx] = c;
+}
+
+/* The root cgroup of known_snapshot(): every kind of series. */
+static void known_root(struct snap_cgroup *cg)
+{
+	struct cachestat_cgroup *cs = set_data(cg, "cachestat", sizeof(*cs));
+	struct memstat_cgroup *ms = set_data(cg, "memstat", sizeof(*ms));
+	struct perfile_cgroup *pf = set_data(cg, "perfile", sizeof(*pf));
+
+	cg->name = strdup("/");
+	cs->c = (struct snap_counts){ 8192, 4096, 0, 40960, 12288 };
+	cs->files = 2;
+	cs->files_size = 10000;
+	ms->memstat.present = (1u << _MEMSTAT_MAX) - 1;
+	ms->memstat.value[MEMSTAT_FILE] = 123456789;
+	ms->memstat.value[MEMSTAT_WORKINGSET_REFAULT_FILE] = 18446744073709551615ULL;
+	ms->memstat.value[MEMSTAT_WORKINGSET_REFAULT_ANON] = 2;
+	ms->memstat.value[MEMSTAT_WORKINGSET_ACTIVATE_FILE] = 3;
+	ms->memstat.value[MEMSTAT_WORKINGSET_RESTORE_FILE] = 4;
+	ms->numa.n_nodes = 2;
+	ms->numa.nodes = calloc(2, sizeof(*ms->numa.nodes));
+	assert_non_null(ms->numa.nodes);
+	ms->numa.nodes[0] = (struct memstat_node){ 0, 100 };
+	ms->numa.nodes[1] = (struct memstat_node){ 1, 200 };
+	pf->n_top = 2;
+	pf->top = calloc(2, sizeof(*pf->top));
+	assert_non_null(pf->top);
+	/* as topn_take() hands it over: sanitized, a backslash doubled, a bad byte as \xff */
+	pf->top[0] = (struct snap_file){ strdup("/var/lib/db/data \"quoted\"\\\\back\nline\\xff"), 8000,
+					 { 8192, 4096, 0, 0, 0 }, 8, 1, 0 };
+	pf->top[1] = (struct snap_file){ strdup("/tmp/gone (deleted)"), 2000, { 0, 0, 0, 40960, 12288 }, 8, 2, 0 };
+}
+
+/* A snapshot with every kind of series, names that need escaping, absent memory.stat. */
+static struct snapshot *known_snapshot(void)
+{
+	struct snapshot *s = registry_snapshot_new();
+	struct snap_cgroup *cg;
+	struct memstat_cgroup *ms;
+
+	assert_non_null(s);
+	s->abi = PAGECACHE_ABI_SEED;
+	s->n_cgroups = 3;
+	s->cgroups = calloc(3, sizeof(*s->cgroups));
+	assert_non_null(s->cgroups);
+	known_root(&s->cgroups[0]);
+
+	cg = &s->cgroups[1];
+	cg->name = strdup("/system.slice/db.service");
+	/* scanned, nothing found: zeros are true values here */
+	set_data(cg, "cachestat", sizeof(struct cachestat_cgroup));
+	set_data(cg, "perfile", sizeof(struct perfile_cgroup));
+
+	cg = &s->cgroups[2];
+	cg->name = strdup("/weird \"cg\"\xc3");
+	ms = set_data(cg, "memstat", sizeof(*ms));
+	ms->memstat.present = 1u << MEMSTAT_FILE; /* an old kernel: only file */
+	ms->memstat.value[MEMSTAT_FILE] = 4096;
+
+	set_collector(s, "cachestat", (struct snap_collector){ true, true, true, 0.25 });
+	set_collector(s, "memstat", (struct snap_collector){ true, true, false, 0.1 });
+	set_collector(s, "perfile", (struct snap_collector){ .enabled = true });
+	s->skipped[SKIP_EPERM] = 1;
+	s->skipped[SKIP_NOT_REGULAR] = 42;
+	return s;
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+static void check_golden(const char *golden, const char *got)
+{
+	char *want;
+
+	if (getenv("UPDATE_GOLDEN")) {
+		FILE *f = fopen(golden, "we");
+
+		assert_non_null(f);
+		fputs(got, f);
+		fclose(f);
+	}
+	want = read_all(golden);
+	if (!want)
+		fail_msg("cannot read %s (run with UPDATE_GOLDEN=1 to create it)", golden);
+	if (strcmp(want, got) != 0) {
+		fprintf(stderr, "---- got:\n%s---- want (%s):\n%s", got, golden, want);
+		free(want);
+		fail_msg("%s differs", golden);
+	}
+	free(want);
+}
+
+/* Renders s with fn and drops the reference to s; the caller frees the text. */
+static char *render_unref(int (*fn)(FILE *, const struct snapshot *, const struct render_meta *),
+			  struct snapshot *s)
+{
+	const struct render_meta meta = { "1.2.3", "abcdef" };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(fn(f, s, &meta), 0);
+	fclose(f);
+	snapshot_unref(s);
+	return buf;
+}
+
+static void test_golden_text(void **state)
+{
+	char *buf = render_unref(render_text, known_snapshot());
+
+	(void)state;
+	assert_true(buf[0] && buf[strlen(buf) - 1] == '\n');
+	check_golden("golden/metrics.prom", buf);
+	free(buf);
+}
+
+static void test_golden_json(void **state)
+{
+	char *buf = render_unref(render_json, known_snapshot());
+
+	(void)state;
+	check_golden("golden/snapshot.json", buf);
+	free(buf);
+}
+
+/* With abi none nothing of cachestat is printed, not even HELP lines. */
+static void test_abi_none(void **state)
+{
+	struct snapshot *s = registry_snapshot_new();
+	struct memstat_cgroup *ms;
+	char *buf;
+
+	(void)state;
+	s->abi = PAGECACHE_ABI_NONE;
+	s->n_cgroups = 1;
+	s->cgroups = calloc(1, sizeof(*s->cgroups));
+	s->cgroups[0].name = strdup("/");
+	ms = set_data(&s->cgroups[0], "memstat", sizeof(*ms));
+	ms->memstat.present = 1u << MEMSTAT_WORKINGSET_REFAULT_FILE;
+	ms->memstat.value[MEMSTAT_WORKINGSET_REFAULT_FILE] = 9;
+	buf = render_unref(render_text, s);
+	assert_non_null(strstr(buf, "cachestat_syscall_info{abi=\"none\"} 1\n"));
+	assert_non_null(strstr(buf, "cachestat_cgroup_workingset_refault_file_total{cgroup=\"/\"} 9\n"));
+	assert_null(strstr(buf, "cachestat_cgroup_cached_bytes"));
+	assert_null(strstr(buf, "cachestat_file_"));
+	assert_null(strstr(buf, "cachestat_cgroup_memory_file_bytes"));
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_label_escaping),
+		cmocka_unit_test(test_label_invalid_utf8),
+		cmocka_unit_test(test_sanitize),
+		cmocka_unit_test(test_golden_text),
+		cmocka_unit_test(test_golden_json),
+		cmocka_unit_test(test_abi_none),
+	};
+
+	return cmocka_run_group_tests_name("render", tests, NULL, NULL);
+}

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The HTTP server's basic auth path, end to end over a socket: a web config with one bcrypt user
+ * (hashed here by libcrypt, not by the code under test); 401 with the realm without a login, with
+ * a wrong password, an unknown user, an empty or a one-letter-off password; 200 with the right
+ * one, again from the login cache, and the cache never lets a wrong password through. The
+ * probes' paths, /-/healthy and /-/ready, answer without a login while everything else wants it.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <crypt.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "scan/engine.h"
+#include "serve/http.h"
+#include "serve/scheduler.h"
+
+static char cgroot[] = "/tmp/cse-auth-cg-XXXXXX";
+static const struct render_meta meta = { .version = "t", .revision = "t" };
+
+/* A scheduler over an empty cgroup tree: a body with cachestat_build_info. */
+static struct scheduler *make_scheduler(void)
+{
+	struct collector_options co = { .cgroupfs = cgroot, .procfs = "/proc" };
+	struct pagecache pc = { .abi = PAGECACHE_ABI_NONE };
+	struct scan_engine *c = NULL;
+	struct scheduler *sched = NULL;
+
+	assert_non_null(mkdtemp(cgroot));
+	assert_int_equal(scan_engine_new(&co, &pc, config_new_default(), &c), 0);
+	assert_int_equal(scheduler_new(c, &meta, &sched), 0);
+	return sched;
+}
+
+/* GET path on 127.0.0.1:port with the Authorization header auth (or none); the response. */
+static char *get(unsigned port, const char *path, const char *auth)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	static char buf[8192];
+	char req[512];
+	size_t n = 0;
+	ssize_t r;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: x\r\n%s%s%s\r\n", path,
+		 auth ? "Authorization: Basic " : "", auth ? auth : "", auth ? "\r\n" : "");
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	while ((r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
+		n += (size_t)r;
+	buf[n] = '\0';
+	close(fd);
+	return buf;
+}
+
+static char web_yml[] = "/tmp/cse-auth-XXXXXX";
+
+/* A web config with alice's password "s3cret", bcrypt-hashed by libcrypt. */
+static void write_web_config(void)
+{
+	struct crypt_data cd = { 0 };
+	char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+	const char *hash;
+	FILE *f;
+	int fd;
+
+	assert_non_null(crypt_gensalt_rn("$2b$", 5, NULL, 0, salt, sizeof(salt)));
+	hash = crypt_r("s3cret", salt, &cd);
+	assert_non_null(hash);
+	assert_int_equal(strlen(hash), 60);
+	fd = mkstemp(web_yml);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fprintf(f, "basic_auth_users:\n  alice: '%s'\n", hash);
+	fclose(f);
+}
+
+static void test_basic_auth(void **state)
+{
+	const char *addrs[1];
+	struct http_options o = {
+		.listen_addresses = addrs,
+		.n_listen_addresses = 1,
+		.telemetry_path = "/metrics",
+		.connection_limit = 4,
+		.connection_timeout = 5,
+		.web_config_file = web_yml,
+	};
+	struct http_server *s = NULL;
+	char *err = NULL, addr[32];
+	unsigned port;
+	struct scheduler *sched = make_scheduler();
+	int r = -1;
+	char *resp;
+
+	(void)state;
+	write_web_config();
+	for (port = 39651; port < 39751 && r < 0; port++) {
+		snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+		addrs[0] = addr;
+		free(err);
+		err = NULL;
+		r = http_start(&o, sched, &s, &err);
+	}
+	port--;
+	if (r < 0)
+		fail_msg("http_start: %s", err ? err : strerror(-r));
+
+	resp = get(port, "/metrics", NULL);
+	assert_non_null(strstr(resp, " 401 "));
+	assert_non_null(strstr(resp, "WWW-Authenticate: Basic realm=\"cachestat_exporter\""));
+	assert_null(strstr(resp, "cachestat_build_info"));
+	assert_non_null(strstr(get(port, "/metrics", "YWxpY2U6d3Jvbmc="), " 401 "));     /* alice:wrong */
+	assert_non_null(strstr(get(port, "/metrics", "bWFsbG9yeTpzM2NyZXQ="), " 401 ")); /* mallory:s3cret */
+	assert_non_null(strstr(get(port, "/metrics", "YWxpY2U6"), " 401 "));             /* alice: */
+	assert_non_null(strstr(get(port, "/metrics", "YWxpY2U6czNjcmU="), " 401 "));     /* alice:s3cre */
+	assert_non_null(strstr(get(port, "/", NULL), " 401 "));
+
+	resp = get(port, "/metrics", "YWxpY2U6czNjcmV0"); /* alice:s3cret */
+	assert_non_null(strstr(resp, " 200 "));
+	assert_non_null(strstr(resp, "\ncachestat_build_info{"));
+	/* from the login cache now: the right password passes, others still do not */
+	assert_non_null(strstr(get(port, "/metrics", "YWxpY2U6czNjcmV0"), " 200 "));
+	assert_non_null(strstr(get(port, "/metrics", "YWxpY2U6czNjcmV0WA=="), " 401 ")); /* alice:s3cretX */
+	assert_non_null(strstr(get(port, "/metrics", "YWxpY2U6d3Jvbmc="), " 401 "));
+
+	/* the probes: no login needed, and a wrong one does not matter; their neighbours want it */
+	resp = get(port, "/-/healthy", NULL);
+	assert_non_null(strstr(resp, " 200 "));
+	assert_non_null(strstr(resp, "\r\n\r\ncachestat_exporter is healthy.\n"));
+	assert_non_null(strstr(get(port, "/-/ready", NULL), " 200 ")); /* a scan has ended above */
+	assert_non_null(strstr(get(port, "/-/ready", "YWxpY2U6d3Jvbmc="), " 200 "));
+	assert_non_null(strstr(get(port, "/-/", NULL), " 401 "));
+	assert_non_null(strstr(get(port, "/-/healthyX", NULL), " 401 "));
+	assert_non_null(strstr(get(port, "/-/ready/", NULL), " 401 "));
+	http_stop(s);
+	scheduler_free(sched);
+	rmdir(cgroot);
+	unlink(web_yml);
+}
+
+/* /-/ready before any scrape: it starts the first scan itself, and answers 200 once it ended. */
+static void test_ready_starts_first_scan(void **state)
+{
+	const char *addrs[1];
+	struct http_options o = {
+		.listen_addresses = addrs,
+		.n_listen_addresses = 1,
+		.telemetry_path = "/metrics",
+		.connection_limit = 4,
+		.connection_timeout = 5,
+		.web_config_file = web_yml,
+	};
+	struct http_server *s = NULL;
+	char *err = NULL, addr[32];
+	unsigned port;
+	struct scheduler *sched;
+	struct sched_body *b = NULL;
+	bool stale = false;
+	int r = -1;
+
+	(void)state;
+	strcpy(cgroot, "/tmp/cse-auth-cg-XXXXXX");
+	strcpy(web_yml, "/tmp/cse-auth-XXXXXX");
+	sched = make_scheduler();
+	write_web_config();
+	for (port = 39751; port < 39851 && r < 0; port++) {
+		snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+		addrs[0] = addr;
+		free(err);
+		err = NULL;
+		r = http_start(&o, sched, &s, &err);
+	}
+	port--;
+	if (r < 0)
+		fail_msg("http_start: %s", err ? err : strerror(-r));
+	/* no scrape yet: /-/healthy says so and starts no scan (the scheduler still has no body:
+	 * a HEAD scrape, which starts none, gets the self metrics alone) */
+	assert_non_null(strstr(get(port, "/-/healthy", NULL), "\r\n\r\ncachestat_exporter is healthy.\n"));
+	assert_int_equal(scheduler_get(sched, 0, false, &b, &stale), -ENODATA);
+	/* the readiness probe's own scan gives it one */
+	assert_non_null(strstr(get(port, "/-/ready", NULL), "\r\n\r\ncachestat_exporter is ready.\n"));
+	assert_int_equal(scheduler_get(sched, 0, false, &b, &stale), 0);
+	sched_body_unref(b);
+	assert_non_null(strstr(get(port, "/metrics", NULL), " 401 "));
+	http_stop(s);
+	scheduler_free(sched);
+	rmdir(cgroot);
+	unlink(web_yml);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_basic_auth),
+		cmocka_unit_test(test_ready_starts_first_scan),
+	};
+
+	return cmocka_run_group_tests_name("http-auth", tests, NULL, NULL);
+}
