@@ -97,9 +97,10 @@ for prog in test_cachestat test_cachestat_full test_cachestat_mainline; do
 	[ $prog = test_cachestat ] && extra=(-Wno-error)
 	gcc "${cflags[@]}" "${extra[@]}" -isystem "$work/usr/include" -o "$out.tmp/$prog" "$st/$prog.c"
 done
-# A 32-bit build of the mainline-form test: what a compat task gets (gcc-multilib).
-gcc -m32 "${cflags[@]}" -isystem "$work/usr/include" -o "$out.tmp/test_cachestat_mainline32" \
-	"$st/test_cachestat_mainline.c" || die "gcc -m32 failed (is gcc-multilib installed?)"
+# A 32-bit build of the mainline-form test: what a compat task gets. Debian's i686 cross compiler, not
+# gcc-multilib, which conflicts with the other cross compilers (the arm64 build's).
+i686-linux-gnu-gcc "${cflags[@]}" -isystem "$work/usr/include" -o "$out.tmp/test_cachestat_mainline32" \
+	"$st/test_cachestat_mainline.c" || die "i686-linux-gnu-gcc failed (is gcc-i686-linux-gnu installed?)"
 for prog in numa_refault cachestat_bench; do
 	gcc "${cflags[@]}" -o "$out.tmp/$prog" "$here/$prog.c"
 done
