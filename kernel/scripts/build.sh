@@ -3,8 +3,9 @@
 # Build the patched kernel of one variant, or reuse the cached build, and print the absolute
 # path of its bzImage as the last line of stdout. Progress goes to stderr.
 #
-#   kernel/scripts/build.sh release   the series of kernel/patches/series, config/release.config
-#   kernel/scripts/build.sh debug     the same plus config/debug.config (lockdep, KASAN, ...)
+#   kernel/scripts/build.sh release   the series of kernel/patches/series; config/base.config, system.config,
+#                                     compat.config
+#   kernel/scripts/build.sh debug     the series; config/base.config and debug.config (lockdep, KASAN, ...)
 #   kernel/scripts/build.sh nofix     release with patches/ab/revert-0001.patch on top (A/B test)
 #   kernel/scripts/build.sh unlimited release with patches/ab/unlimited-flush.patch on top: the
 #                                     stats flush of every call, for make kernel-bench

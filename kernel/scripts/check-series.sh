@@ -95,7 +95,7 @@ main() {
 	if [ $configs -eq 1 ] && [ $build -eq 1 ]; then
 		(cd "$tree" && git reset -q --hard "$series_head")
 		for frag in robot-noswap.config robot-nomemcg.config robot-nolrugen.config; do
-			build_one "the series, release.config + $frag" "${release_frags[@]}" "$frag" || true
+			build_one "the series, the release config + $frag" "${release_frags[@]}" "$frag" || true
 		done
 		configure_tree "$tree" "${release_frags[@]}"
 	fi

@@ -19,6 +19,9 @@ export CCACHE_DIR=${CCACHE_DIR:-$KROOT/ccache}
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-6G}
 # Fresh worktrees have brand-new header mtimes; the sources are identified by content anyway.
 export CCACHE_SLOPPINESS=include_file_mtime,include_file_ctime,time_macros
+# Depend mode: a miss hashes the dependency file kbuild asks gcc for (-Wp,-MMD) instead of running the
+# preprocessor a second time, which is 15 to 20% of an object's CPU time; a cold build is all misses.
+export CCACHE_DEPEND=1
 # Reproducible version strings, so that ccache hits for init/version.c too.
 export KBUILD_BUILD_USER=cachestat KBUILD_BUILD_HOST=build
 export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 1970"
@@ -41,8 +44,8 @@ variant_tree() {
 # The fragments and extra patches of a variant, relative to kernel/config and kernel/patches.
 variant_fragments() {
 	case $1 in
-	release|nofix|unlimited) echo release.config compat.config ;;
-	debug) echo release.config debug.config ;;
+	release|nofix|unlimited) echo base.config system.config compat.config ;;
+	debug) echo base.config debug.config ;;
 	*) return 1 ;;
 	esac
 }
