@@ -4,7 +4,10 @@
 #  - every metric family the exporter's sources name (a string literal "cachestat_...", as
 #    render.c passes them to family()) is in the table of docs/metrics.md, and every family of
 #    that table is emitted;
-#  - nothing in the repository sends readers to a design document outside it.
+#  - nothing in the repository sends readers to a design document outside it;
+#  - every relative link of every Markdown file leads to a file that exists and, with a
+#    #anchor, to a heading of it (scripts/check-md-links.py, whose tests run first on a
+#    scratch tree with known mistakes); no file has two ## sections of one name.
 # One line per check; the last line is "N passed, N failed, N skipped".
 set -uo pipefail
 
@@ -35,6 +38,27 @@ eq "each family is listed once in docs/metrics.md" "${dups:-none}" none
 # References out of the repository: a DESIGN.md that is not here, the project's shared notes.
 outside=$(git grep -n -I -e 'DESIGN\.md' -e '\.\./shared' -- . ':!scripts/check-docs.sh' 2>/dev/null | head -n 5)
 eq "no file points to a design document outside the repository" "${outside:-none}" none
+# Relative links: the checker first on a scratch tree with known mistakes, which it must find.
+link_checker_tests() {
+	python3 -m unittest -q scripts/test_check_md_links.py 2>"$work/unittest.out" && return 0
+	sed 's/^/    /' "$work/unittest.out"
+	return 1
+}
+check "the link checker's tests (scripts/test_check_md_links.py)" link_checker_tests
+mapfile -t mds < <(git ls-files '*.md')
+if scripts/check-md-links.py . "${mds[@]}" >"$work/links.out" 2>"$work/links.err"; then
+	pass "every relative link of the Markdown files resolves ($(cat "$work/links.err"))"
+else
+	fail "relative links that lead nowhere: $(wc -l <"$work/links.out")"
+	sed 's/^/    /' "$work/links.out"
+fi
+# Two top sections (##) of one name in one file: the second is reached only by an anchor
+# ending in -1, and a reader cannot tell which is meant.
+dup_sections=$(for f in "${mds[@]}"; do
+	grep -E '^## ' "$f" | sort | uniq -d | sed "s|^|$f: |"
+done | tr '\n' ';')
+eq "no Markdown file has two sections of one name" "${dup_sections:-none}" none
+
 for f in docs/design.md docs/metrics.md; do
 	check "$f exists" test -s "$f"
 done

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Hostile holder for tests/integration/hardening.sh (runs as an unprivileged user): holds the
+# Hostile holder for tests/integration/hardening-files.sh (runs as an unprivileged user): holds the
 # files given in several ways and asks the kernel itself which of them it may learn the page
 # cache state of, the oracle the exporter must agree with. Usage:
 #   holder.py READY_FILE KIND:PATH...   KIND: opath, rdonly, map

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Hostile process for tests/integration/hardening.sh: holds O_PATH descriptors to a regular
+ * Hostile process for tests/integration/hardening-files.sh: holds O_PATH descriptors to a regular
  * file, a character device node and a FIFO, and swaps descriptors 100-103 among them as fast as
  * it can, so that a scanner that checks a /proc/PID/fd link and then opens it again opens the
  * device or the FIFO. With "rdonly" after them, the regular file is held open read-only instead
