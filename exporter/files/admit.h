@@ -40,7 +40,8 @@ struct files_admission {
 	const struct stat *claimed;
 	/*
 	 * The permission step: 1 when the process could have asked cachestat(2) about the file
-	 * (st and mnt_id those of pfd), else 0 with the skip counted. NULL: none (a configured path).
+	 * (st and mnt_id those of pfd), else 0 with the skip counted. NULL: none (a configured
+	 * path: the operator named it).
 	 */
 	int (*may)(struct files_ctx *ctx, const struct stat *st, uint64_t mnt_id,
 		   const void *arg);

@@ -132,7 +132,9 @@ static int fd_may_cachestat(struct files_ctx *ctx, const struct stat *st, uint64
 static int visit_fd(struct files_ctx *ctx, const struct files_proc *p, int fd_dir,
 		    int *fdinfo_dir, const char *name, const char *proc_link)
 {
-	const struct held_fd h = { .p = p, .fd_dir = fd_dir, .fdinfo_dir = fdinfo_dir, .name = name };
+	const struct held_fd h = {
+		.p = p, .fd_dir = fd_dir, .fdinfo_dir = fdinfo_dir, .name = name
+	};
 	_cleanup_close_ int pfd = -1;
 
 	pfd = openat(fd_dir, name, O_PATH | O_CLOEXEC);

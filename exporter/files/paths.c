@@ -417,7 +417,8 @@ static bool path_enter(struct files_ctx *ctx, const char *path, uint64_t *outer)
 	}
 	mnt_id = QUARANTINE_NO_MOUNT;
 	if (ctx->fstypes) {
-		files_load_mounts(ctx); /* path_excluded() loads the tables only when something is excluded */
+		/* path_excluded() loads the tables only when something is excluded */
+		files_load_mounts(ctx);
 		mnt_id = fstypes_path_mount(ctx->fstypes, path);
 	}
 	if (quarantine_holds(mnt_id)) {
