@@ -252,8 +252,9 @@ static int consider_mount(struct fanotify_listener *l, const struct fstypes *ft,
 static int mark_filesystems(struct fanotify_listener *l, const struct fanotify_options *o)
 {
 	_cleanup_free_ char *buf = NULL;
+	struct mountinfo m;
 	struct fstypes ft;
-	char *line, *save = NULL;
+	const char *pos;
 	size_t len;
 	int r;
 
@@ -263,11 +264,7 @@ static int mark_filesystems(struct fanotify_listener *l, const struct fanotify_o
 	r = fstypes_init(&ft, o->fs_types_exclude ? o->fs_types_exclude : FSTYPES_DEFAULT_EXCLUDE);
 	if (r < 0)
 		return r;
-	for (line = strtok_r(buf, "\n", &save); line && r >= 0; line = strtok_r(NULL, "\n", &save)) {
-		struct mountinfo m;
-
-		if (mountinfo_parse_line(line, strlen(line), &m) < 0)
-			continue;
+	for (pos = buf; r >= 0 && mountinfo_next(&pos, buf + len, &m) > 0;) {
 		r = consider_mount(l, &ft, o->filesystems, &m);
 		mountinfo_done(&m);
 	}

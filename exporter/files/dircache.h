@@ -9,7 +9,7 @@
  * now), so a listing whose stamps still match is the directory's. A directory changed less than
  * DIRCACHE_SETTLE_NS before it was read is not kept: a change in the same clock tick as the read
  * could leave both stamps as they were. Only file systems whose stamps are fine-grained and whose
- * d_ino is the inode (files.c's list) use it. A listing no scan walked is dropped at the end of
+ * d_ino is the inode (paths.c's list) use it. A listing no scan walked is dropped at the end of
  * the next; the whole stays under the byte budget given (a listing that does not fit is not kept).
  */
 #pragma once

@@ -172,18 +172,13 @@ static void table_free(struct fstypes_table *t)
 static struct fstypes_table *table_parse(const char *buf, size_t len)
 {
 	struct fstypes_table *t = calloc(1, sizeof(*t));
+	struct mountinfo m;
 	size_t cap = 0;
 
 	if (!t)
 		return NULL;
-	for (const char *line = buf, *end; line < buf + len; line = end + 1) {
-		struct mountinfo m;
-
-		end = memchr(line, '\n', (size_t)(buf + len - line));
-		if (!end)
-			end = buf + len;
-		if (mountinfo_parse_line(line, (size_t)(end - line), &m) < 0)
-			continue; /* -ENOMEM too: the mount is then unknown, and the caller fails closed */
+	/* a line out of memory is passed over too: the mount is unknown, the caller fails closed */
+	for (const char *pos = buf; mountinfo_next(&pos, buf + len, &m) > 0;) {
 		if (t->n == cap) {
 			struct mountinfo *nm = realloc(t->m, (cap ? cap * 2 : 64) * sizeof(*nm));
 

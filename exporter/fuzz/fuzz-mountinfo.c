@@ -56,5 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (mountinfo_parse_line(buf, size, &m) == 0)
 		mountinfo_done(&m);
+	for (const char *pos = buf; mountinfo_next(&pos, buf + size, &m) > 0;)
+		mountinfo_done(&m);
 	return 0;
 }

@@ -186,6 +186,19 @@ int mountinfo_parse_line(const char *line, size_t len, struct mountinfo *ret)
 	return 0;
 }
 
+int mountinfo_next(const char **pos, const char *end, struct mountinfo *ret)
+{
+	while (*pos < end) {
+		const char *line = *pos, *nl = memchr(line, '\n', (size_t)(end - line));
+		const char *eol = nl ? nl : end;
+
+		*pos = nl ? nl + 1 : end;
+		if (mountinfo_parse_line(line, (size_t)(eol - line), ret) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 int mountinfo_find(const char *buf, size_t len, int mount_id, struct mountinfo *ret)
 {
 	const char *p = buf, *end = buf + len;

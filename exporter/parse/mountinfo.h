@@ -35,6 +35,14 @@ struct mountinfo {
 int mountinfo_parse_line(const char *line, size_t len, struct mountinfo *ret);
 
 /*
+ * The next well-formed line of a whole mountinfo buffer [*pos, end), parsed; *pos is advanced
+ * past it. A malformed line is passed over, and so is one that finds no memory: that mount is
+ * then unknown, which its users treat as excluded. Returns 1 with ret to mountinfo_done(), 0 at
+ * the end.
+ */
+int mountinfo_next(const char **pos, const char *end, struct mountinfo *ret);
+
+/*
  * Finds the line of mount_id in a whole mountinfo buffer and parses it. Returns 0, -ENOENT when
  * no line has that id, -EINVAL when that line is malformed, -ENOMEM.
  */

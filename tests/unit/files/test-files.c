@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -357,11 +358,11 @@ static void test_holder_rule(void **state)
 	static const char *const names[] = { "h-rootro", "h-rootw", "h-worldw", "h-own",
 					     "h-ownpath", "h-ownw" };
 	static const int modes[] = { O_RDONLY, O_WRONLY, O_RDONLY, O_RDONLY, O_PATH, O_WRONLY };
-	int sync_fd[2], fds[6], status;
+	int sync_fd[2], fds[6], status, r;
 	struct files_ctx ctx;
 	struct seen s;
 	char p[300], c;
-	pid_t pid;
+	pid_t pid, parent;
 
 	(void)state;
 	if (geteuid() != 0) {
@@ -378,6 +379,7 @@ static void test_holder_rule(void **state)
 		assert_true(fds[i] >= 0);
 	}
 	assert_int_equal(pipe2(sync_fd, O_CLOEXEC), 0);
+	parent = getpid();
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -385,6 +387,9 @@ static void test_holder_rule(void **state)
 		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
 		    setresuid(65534, 65534, 65534) < 0)
 			_exit(1);
+		/* after the setresuid, which clears it: dies with a test that crashed */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(3);
 		if (write(sync_fd[1], "r", 1) != 1)
 			_exit(2);
 		for (;;)
@@ -397,9 +402,11 @@ static void test_holder_rule(void **state)
 	close(sync_fd[0]);
 
 	ctx_init(&ctx, &s);
-	assert_int_equal(files_scan_pid(&ctx, pid), 0);
+	/* the holder is gone before anything is asserted: a failure must not leave it paused */
+	r = files_scan_pid(&ctx, pid);
 	kill(pid, SIGKILL);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(r, 0);
 	assert_false(saw(&s, "/h-rootro"));
 	assert_true(saw(&s, "/h-rootw"));
 	assert_true(saw(&s, "/h-worldw"));

@@ -117,6 +117,32 @@ static void test_find(void **state)
 	assert_int_equal(mountinfo_find(buf, 0, 22, &m), -ENOENT);
 }
 
+/* A whole table: the well-formed lines in order, the broken and empty ones passed over. */
+static void test_next(void **state)
+{
+	static const char buf[] = "22 27 0:21 / /proc rw,relatime - proc proc rw\n"
+				  "3 27 broken\n"
+				  "\n"
+				  "27 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+				  "272 27 0:50 / /srv rw - tmpfs tmpfs rw,size=1k"; /* no newline */
+	static const int want[] = { 22, 27, 272 };
+	const char *pos = buf;
+	struct mountinfo m;
+	size_t i = 0;
+
+	(void)state;
+	while (mountinfo_next(&pos, buf + strlen(buf), &m) > 0) {
+		assert_true(i < sizeof(want) / sizeof(want[0]));
+		assert_int_equal(m.mount_id, want[i]);
+		mountinfo_done(&m);
+		i++;
+	}
+	assert_int_equal(i, sizeof(want) / sizeof(want[0]));
+	assert_ptr_equal(pos, buf + strlen(buf));
+	pos = buf;
+	assert_int_equal(mountinfo_next(&pos, buf, &m), 0); /* nothing to read */
+}
+
 static void test_options(void **state)
 {
 	static const char list[] = "rw,lowerdir=/a\\054b:/c\\075d,upperdir=/u\\040p,userxattr,x\\075y=1";
@@ -153,6 +179,7 @@ int main(void)
 		cmocka_unit_test(test_line),	     cmocka_unit_test(test_overlay_line),
 		cmocka_unit_test(test_unterminated), cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_find),	     cmocka_unit_test(test_options),
+		cmocka_unit_test(test_next),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -150,6 +150,10 @@ static void test_creds(void **state)
 	assert_int_equal(ctx.skipped[SKIP_NO_ACCESS], 1);
 	assert_int_equal(files_scan_handle(&ctx, mfd, handle_of(p, buf), &fowner), 0);
 	assert_int_equal(v.n, 1);
+	/* counted already: a stranger's open of it is not asked about, so not refused either */
+	assert_int_equal(files_scan_handle(&ctx, mfd, handle_of(p, buf), &stranger), 0);
+	assert_int_equal(v.n, 1);
+	assert_int_equal(ctx.skipped[SKIP_NO_ACCESS], 1);
 	close(mfd);
 	ctx_done(&ctx);
 }

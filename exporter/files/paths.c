@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * paths: the files the config names (--collector.cachestat.paths and kin): a file, a directory
+ * walked recursively on its own file system without following symlinks, or a glob whose
+ * matches are not followed if symlinks. Each file is opened O_PATH (O_NOFOLLOW where it must
+ * not lead out) and admitted (admit.h) with no permission step: the operator named it. A
+ * directory only root can change is walked on a cheaper path (visit_sealed()).
+ */
+#define _GNU_SOURCE
+#include "files/files.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "files/admit.h"
+#include "files/quarantine.h"
+#include "files/source.h"
+#include "parse/config.h"
+
+/* Directory trees deeper than this are cut (each level holds two descriptors). */
+#define FILES_MAX_DEPTH 128
+
+/* A growable path for the directory walk, so that per-file labels cost no syscall. */
+struct pathbuf {
+	char *s;
+	size_t len;
+	size_t cap;
+};
+
+static int pathbuf_push(struct pathbuf *p, const char *name, size_t *ret_oldlen)
+{
+	size_t n = strlen(name), need = p->len + 1 + n + 1;
+
+	if (need > p->cap) {
+		size_t ncap = p->cap ? p->cap : 256;
+		char *t;
+
+		while (ncap < need)
+			ncap *= 2;
+		t = realloc(p->s, ncap);
+		if (!t)
+			return -ENOMEM;
+		p->s = t;
+		p->cap = ncap;
+	}
+	*ret_oldlen = p->len;
+	if (p->len == 0 || p->s[p->len - 1] != '/')
+		p->s[p->len++] = '/';
+	memcpy(p->s + p->len, name, n + 1);
+	p->len += n;
+	return 0;
+}
+
+static void pathbuf_pop(struct pathbuf *p, size_t oldlen)
+{
+	p->len = oldlen;
+	p->s[oldlen] = '\0';
+}
+
+/* The file system a configured directory lives on; the walk stays on it. */
+struct walk_root {
+	dev_t dev;
+	/*
+	 * Whether readdir's d_ino is the inode that stat() reports, so that a file counted
+	 * already (open by a process of the cgroup) can be passed over without opening it.
+	 * True of the common local file systems; not of overlayfs, where d_ino may come from a
+	 * lower layer.
+	 */
+	bool d_ino_is_st_ino;
+};
+
+static bool fs_d_ino_is_st_ino(int fd)
+{
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs) < 0)
+		return false;
+	switch ((unsigned long)sfs.f_type) {
+	case EXT4_SUPER_MAGIC: /* also ext2 and ext3 */
+	case XFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int walk_dir(struct files_ctx *ctx, int fd, const struct walk_root *root,
+		    struct pathbuf *path, unsigned depth);
+
+/*
+ * A configured file, dirfd/name: opened O_PATH (nofollow: O_NOFOLLOW) and admitted, where the
+ * caller deduplicated it already (claimed, by readdir's inode) as that file.
+ */
+static int visit_path(struct files_ctx *ctx, int dirfd, const char *name, bool nofollow,
+		      const struct stat *claimed, const char *path)
+{
+	_cleanup_close_ int pfd = -1;
+
+	pfd = openat(dirfd, name, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+	return files_admit(ctx, &(const struct files_admission){
+		.pfd = pfd >= 0 ? pfd : -errno,
+		.piddir = -1,
+		.claimed = claimed,
+		.path = path,
+	});
+}
+
+/*
+ * Whether only root may change the entries of the directory of st (owned by root, no write
+ * for group or others; a POSIX ACL granting write shows in the group bits): then no one the
+ * scan guards against can swap a name between readdir and open.
+ */
+static bool dir_sealed(const struct stat *st)
+{
+	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/*
+ * The stat of a regular entry of a sealed directory opened as fd, readdir having said what it is
+ * (a regular file, the inode in expect): only root can have put another file at that name since,
+ * so readdir is believed and only the size is asked, by lseek, which costs half an fstat (the
+ * call that fetches and copies every attribute was 7% of a scan) and fails on a FIFO or socket.
+ * -ENXIO for what is no regular file.
+ */
+static int sealed_stat(int fd, const struct stat *expect, struct stat *ret)
+{
+	off_t size = lseek(fd, 0, SEEK_END);
+
+	if (size < 0)
+		return errno == ESPIPE ? -ENXIO : -errno;
+	*ret = (struct stat){
+		.st_dev = expect->st_dev,
+		.st_ino = expect->st_ino,
+		.st_mode = S_IFREG,
+		.st_size = size,
+	};
+	return 0;
+}
+
+/*
+ * A regular entry of a sealed directory, opened directly (O_NOFOLLOW): where the caller
+ * deduplicated it by readdir's inode (expect), readdir is believed (sealed_stat()); else fstat
+ * checks it is a regular file and gives the identity to deduplicate it by. Half the system
+ * calls of visit_path()'s O_PATH open and reopen.
+ */
+static int visit_sealed(struct files_ctx *ctx, int dirfd, const char *name,
+			const struct stat *expect, const char *path)
+{
+	_cleanup_close_ int fd = -1;
+	struct files_entry e;
+	struct stat st;
+	int r;
+
+	fd = openat(dirfd, name, FILES_OPEN_FLAGS | O_NOFOLLOW);
+	if (fd < 0) {
+		files_skip(ctx, files_skip_reason_of(errno));
+		return 0;
+	}
+	if (expect) {
+		r = sealed_stat(fd, expect, &st);
+	} else {
+		r = files_fstat(fd, &st) < 0 ? -errno : 0;
+		if (r == 0 && !S_ISREG(st.st_mode))
+			r = -ENXIO;
+	}
+	if (r < 0) {
+		files_skip(ctx, r == -ENXIO ? SKIP_NOT_REGULAR : SKIP_ERROR);
+		return 0;
+	}
+	r = files_claim(ctx, &st, expect);
+	if (r <= 0)
+		return r;
+	e = (struct files_entry){ .fd = fd, .st = &st, .path = path };
+	return files_visit_open(ctx, &e);
+}
+
+/* A directory entry that is a directory: walked unless it is a mount point or too deep. */
+static int walk_subdir(struct files_ctx *ctx, int dirfd, const char *name,
+		       const struct walk_root *root, struct pathbuf *path, unsigned depth)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	size_t oldlen;
+	int r;
+
+	if (depth >= FILES_MAX_DEPTH)
+		return 0;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		files_skip(ctx, files_skip_reason_of(errno));
+		return 0;
+	}
+	if (fstat(fd, &st) < 0 || st.st_dev != root->dev)
+		return 0; /* a mount point: stay on this file system */
+	r = pathbuf_push(path, name, &oldlen);
+	if (r < 0)
+		return r;
+	r = walk_dir(ctx, TAKE_FD(fd), root, path, depth + 1);
+	pathbuf_pop(path, oldlen);
+	return r;
+}
+
+static int walk_entry(struct files_ctx *ctx, int dirfd, bool sealed,
+		      const struct dircache_entry *de, const struct walk_root *root,
+		      struct pathbuf *path, unsigned depth)
+{
+	const char *name = de->name;
+	unsigned char type = de->type;
+	dev_t dev = root->dev;
+	struct stat expect;
+	size_t oldlen;
+	int r;
+
+	if (type == DT_UNKNOWN) {
+		struct stat st;
+
+		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			files_skip(ctx, files_skip_reason_of(errno));
+			return 0;
+		}
+		type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+	}
+	if (type == DT_DIR)
+		return walk_subdir(ctx, dirfd, name, root, path, depth);
+	if (type != DT_REG) {
+		files_skip(ctx, SKIP_NOT_REGULAR);
+		return 0;
+	}
+	if (root->d_ino_is_st_ino) {
+		/* deduplicated before opening; visit_path() checks the inode is still that one */
+		expect.st_dev = dev;
+		expect.st_ino = de->ino;
+		r = fileset_add(&ctx->seen, (uint64_t)dev, de->ino);
+		if (r <= 0)
+			return r;
+	}
+	if (!files_charge(ctx))
+		return 0;
+	r = pathbuf_push(path, name, &oldlen);
+	if (r < 0)
+		return r;
+	/* O_NOFOLLOW: the entry may have been replaced by a symlink since readdir */
+	if (sealed)
+		r = visit_sealed(ctx, dirfd, name, root->d_ino_is_st_ino ? &expect : NULL, path->s);
+	else
+		r = visit_path(ctx, dirfd, name, true, root->d_ino_is_st_ino ? &expect : NULL,
+			       path->s);
+	pathbuf_pop(path, oldlen);
+	return r;
+}
+
+/* The entries of a kept listing (dircache.h). */
+static int walk_listing(struct files_ctx *ctx, int fd, bool sealed,
+			const struct dircache_listing *l, const struct walk_root *root,
+			struct pathbuf *path, unsigned depth)
+{
+	struct dircache_entry de;
+	size_t pos = 0;
+
+	while (dircache_next(l, &pos, &de) && !files_stopped(ctx)) {
+		int r = walk_entry(ctx, fd, sealed, &de, root, path, depth);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * The entries readdir gives, kept as the directory's listing when it may be (ctx->dircache,
+ * a file system whose d_ino is the inode, a directory settled before the read, all of it read).
+ */
+static int walk_readdir(struct files_ctx *ctx, DIR *d, bool sealed, const struct stat *st,
+			const struct walk_root *root, struct pathbuf *path, unsigned depth)
+{
+	_cleanup_(dircache_builder_done) struct dircache_builder b = { .overflow = true };
+	struct timespec now;
+	struct dirent *de;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (ctx->dircache && root->d_ino_is_st_ino && dircache_settled(st, &now))
+		dircache_builder_init(ctx->dircache, &b);
+	while ((de = readdir(d))) {
+		struct dircache_entry e = { .ino = de->d_ino, .type = de->d_type, .name = de->d_name };
+		int r;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (files_stopped(ctx))
+			return 0; /* not all of it: not kept */
+		dircache_builder_add(&b, e.ino, e.type, e.name);
+		r = walk_entry(ctx, dirfd(d), sealed, &e, root, path, depth);
+		if (r < 0)
+			return r;
+	}
+	if (!b.overflow)
+		(void)dircache_store(ctx->dircache, st, &b); /* out of memory: read again next time */
+	return 0;
+}
+
+/* Takes ownership of fd. */
+static int walk_dir(struct files_ctx *ctx, int fd, const struct walk_root *root,
+		    struct pathbuf *path, unsigned depth)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	const struct dircache_listing *l = NULL;
+	struct stat st;
+	bool sealed;
+
+	if (files_fstat(fd, &st) < 0) {
+		close(fd);
+		files_skip(ctx, SKIP_ERROR);
+		return 0;
+	}
+	sealed = dir_sealed(&st);
+	if (ctx->dircache && root->d_ino_is_st_ino)
+		l = dircache_find(ctx->dircache, &st);
+	if (l) {
+		int r = walk_listing(ctx, fd, sealed, l, root, path, depth);
+
+		close(fd);
+		return r;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		files_skip(ctx, SKIP_ERROR);
+		return 0;
+	}
+	return walk_readdir(ctx, d, sealed, &st, root, path, depth);
+}
+
+/*
+ * One name from the config, followed if a symlink (the user named it), or a match of a glob,
+ * not followed if a symlink: a link planted in a globbed directory must not lead the scan out
+ * of it (nofollow).
+ */
+static int walk_one_path(struct files_ctx *ctx, const char *name, bool nofollow)
+{
+	struct pathbuf path = { 0 };
+	struct walk_root root;
+	uint64_t mnt_id;
+	struct stat st;
+	int fd, r;
+
+	if ((nofollow ? lstat(name, &st) : stat(name, &st)) < 0) {
+		files_skip(ctx, errno == ENOENT ? SKIP_NOT_FOUND : files_skip_reason_of(errno));
+		return 0;
+	}
+	if (S_ISREG(st.st_mode)) {
+		if (!files_charge(ctx))
+			return 0;
+		return visit_path(ctx, AT_FDCWD, name, nofollow, NULL, name);
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		files_skip(ctx, SKIP_NOT_REGULAR);
+		return 0;
+	}
+	fd = open(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
+	if (fd < 0) {
+		files_skip(ctx, files_skip_reason_of(errno));
+		return 0;
+	}
+	r = files_stat_opath(fd, &st, &mnt_id);
+	if (r < 0 || files_mount_excluded(ctx, -1, mnt_id)) {
+		close(fd);
+		files_skip(ctx, r < 0 ? SKIP_ERROR : SKIP_FS_TYPE);
+		return 0;
+	}
+	path.s = strdup(name);
+	if (!path.s) {
+		close(fd);
+		return -ENOMEM;
+	}
+	path.len = strlen(name);
+	path.cap = path.len + 1;
+	while (path.len > 1 && path.s[path.len - 1] == '/')
+		path.s[--path.len] = '\0';
+	root = (struct walk_root){ .dev = st.st_dev, .d_ino_is_st_ino = fs_d_ino_is_st_ino(fd) };
+	r = walk_dir(ctx, fd, &root, &path, 0);
+	free(path.s);
+	return r;
+}
+
+/* Whether a configured path lies on an excluded file system (before anything touches it). */
+static bool path_excluded(struct files_ctx *ctx, const char *path)
+{
+	if (!ctx->fstypes || !ctx->fstypes->active)
+		return false;
+	files_load_mounts(ctx);
+	return fstypes_path_excluded(ctx->fstypes, path);
+}
+
+/*
+ * Whether the configured path (or pattern) may be looked up: not on an excluded file system, nor
+ * on a mount a scan left behind is stuck on. Its mount is then entered (quarantine.h): the
+ * lookup and the walk wait on it. *outer: what quarantine_leave() restores.
+ */
+static bool path_enter(struct files_ctx *ctx, const char *path, uint64_t *outer)
+{
+	uint64_t mnt_id;
+
+	if (path_excluded(ctx, path)) {
+		files_skip(ctx, SKIP_FS_TYPE);
+		return false;
+	}
+	mnt_id = QUARANTINE_NO_MOUNT;
+	if (ctx->fstypes) {
+		/* path_excluded() loads the tables only when something is excluded */
+		files_load_mounts(ctx);
+		mnt_id = fstypes_path_mount(ctx->fstypes, path);
+	}
+	if (quarantine_holds(mnt_id)) {
+		files_skip(ctx, SKIP_MOUNT_STUCK);
+		return false;
+	}
+	*outer = quarantine_enter(mnt_id);
+	return true;
+}
+
+static int scan_one_path(struct files_ctx *ctx, const char *name, bool nofollow)
+{
+	uint64_t outer;
+	int r;
+
+	if (files_stopped(ctx) || !path_enter(ctx, name, &outer))
+		return 0;
+	r = walk_one_path(ctx, name, nofollow);
+	quarantine_leave(outer);
+	return r;
+}
+
+int files_scan_path(struct files_ctx *ctx, const char *pattern)
+{
+	uint64_t outer;
+	glob_t g;
+	int r;
+
+	ctx->pid = 0;
+	if (!config_path_is_glob(pattern))
+		return scan_one_path(ctx, pattern, false);
+	/* glob() reads the directories it matches in: not on an excluded or stuck file system */
+	if (!path_enter(ctx, pattern, &outer))
+		return 0;
+	r = glob(pattern, GLOB_NOSORT, NULL, &g);
+	quarantine_leave(outer);
+	if (r == GLOB_NOMATCH)
+		return 0;
+	if (r == GLOB_NOSPACE)
+		return -ENOMEM;
+	if (r != 0) {
+		files_skip(ctx, SKIP_ERROR);
+		return 0;
+	}
+	r = 0;
+	for (size_t i = 0; i < g.gl_pathc && r >= 0 && !files_stopped(ctx); i++)
+		r = scan_one_path(ctx, g.gl_pathv[i], true);
+	globfree(&g);
+	return r;
+}
