@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "serve/body.h"
+#include "serve/http.h"
 
 struct scheduler;
 
@@ -136,6 +137,9 @@ void privsep_client_wake_all(struct privsep_client *c);
 void privsep_client_counters(struct privsep_client *c, uint64_t *ret_stuck, uint64_t *ret_restarts);
 /* The scanner process's log lines suppressed as repeats, as of its last answer. */
 uint64_t privsep_client_log_repeats(struct privsep_client *c);
+
+/* The calls above as the HTTP server's source of bodies (http_serve()), impl being c. */
+struct http_source privsep_client_source(struct privsep_client *c);
 
 /* Stops the receiving thread and frees; every waiter must have been taken. */
 void privsep_client_free(struct privsep_client *c);

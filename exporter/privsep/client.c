@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "base/util.h"
+#include "serve/http.h"
 
 /* One ask sent, not answered yet; then its answer, until taken. */
 struct ps_pending {
@@ -292,6 +293,40 @@ void privsep_client_counters(struct privsep_client *c, uint64_t *ret_stuck, uint
 {
 	*ret_stuck = atomic_load(&c->stuck);
 	*ret_restarts = atomic_load(&c->restarts);
+}
+
+/* The calls of struct http_source, each the client's own with impl as the client. */
+static int source_enqueue(void *impl, uint64_t budget_ns, bool scan, struct sched_waiter *w)
+{
+	return privsep_client_enqueue(impl, budget_ns, scan, w);
+}
+
+static int source_take(void *impl, const struct sched_waiter *w, struct sched_body **ret,
+		       bool *ret_stale)
+{
+	return privsep_client_take(impl, w, ret, ret_stale);
+}
+
+static void source_wake_all(void *impl)
+{
+	privsep_client_wake_all(impl);
+}
+
+static void source_counters(void *impl, uint64_t *ret_stuck, uint64_t *ret_restarts)
+{
+	privsep_client_counters(impl, ret_stuck, ret_restarts);
+}
+
+static uint64_t source_log_repeats(void *impl)
+{
+	return privsep_client_log_repeats(impl);
+}
+
+struct http_source privsep_client_source(struct privsep_client *c)
+{
+	return (struct http_source){ .enqueue = source_enqueue, .take = source_take,
+				     .wake_all = source_wake_all, .counters = source_counters,
+				     .log_repeats = source_log_repeats, .impl = c };
 }
 
 void privsep_client_free(struct privsep_client *c)

@@ -87,32 +87,6 @@ static void http_process_wait(struct http_server *http)
 		http_quiesce(http, (uint64_t)(HTTP_DEFAULT_SCRAPE_TIMEOUT * 1e9));
 }
 
-static int client_enqueue(void *impl, uint64_t budget_ns, bool scan, struct sched_waiter *w)
-{
-	return privsep_client_enqueue(impl, budget_ns, scan, w);
-}
-
-static int client_take(void *impl, const struct sched_waiter *w, struct sched_body **ret,
-		       bool *ret_stale)
-{
-	return privsep_client_take(impl, w, ret, ret_stale);
-}
-
-static void client_wake_all(void *impl)
-{
-	privsep_client_wake_all(impl);
-}
-
-static uint64_t client_log_repeats(void *impl)
-{
-	return privsep_client_log_repeats(impl);
-}
-
-static void client_counters(void *impl, uint64_t *ret_stuck, uint64_t *ret_restarts)
-{
-	privsep_client_counters(impl, ret_stuck, ret_restarts);
-}
-
 /* After the fork: the HTTP process, from its channel sock. Returns its exit status. */
 static int http_process(struct supervisor *sv, pid_t parent, int sock)
 {
@@ -137,10 +111,7 @@ static int http_process(struct supervisor *sv, pid_t parent, int sock)
 		log_error("HTTP process: cannot start: %s", strerror(-r));
 		return EXIT_FAILURE;
 	}
-	src = (struct http_source){ .enqueue = client_enqueue, .take = client_take,
-				    .wake_all = client_wake_all, .counters = client_counters,
-				    .log_repeats = client_log_repeats,
-				    .impl = client };
+	src = privsep_client_source(client);
 	r = http_serve(sv->o.http, &src, &err);
 	if (r < 0) {
 		log_error("HTTP process: %s", err ? err : strerror(-r));

@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "base/util.h"
+#include "scan/render.h"
 
 static void body_free(struct sched_body *b)
 {

@@ -14,7 +14,8 @@
 #include <stdint.h>
 
 #include "base/snapshot.h"
-#include "scan/render.h"
+
+struct render_meta;
 
 /* One snapshot, rendered. Immutable once published; drop with sched_body_unref(). */
 struct sched_body {

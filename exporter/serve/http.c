@@ -27,7 +27,6 @@
 
 #include "base/log.h"
 #include "scan/render.h"
-#include "serve/scheduler.h"
 #include "serve/selfmetrics.h"
 #include "base/util.h"
 #include "serve/webconfig.h"
@@ -722,7 +721,7 @@ static int self_tail(struct http_server *s, const struct sched_body *b, bool gz,
 {
 	struct selfmetrics m = {
 		.in_flight = atomic_load(&s->in_flight),
-		.snapshot_age_seconds = b ? (double)(scheduler_now_ns() - b->done_ns) / 1e9 : NAN,
+		.snapshot_age_seconds = b ? (double)(monotonic_ns() - b->done_ns) / 1e9 : NAN,
 	};
 	_cleanup_free_ char *text = NULL;
 	_cleanup_fclose_ FILE *f = NULL;
@@ -781,7 +780,7 @@ static enum MHD_Result scrape_ok(struct http_server *s, struct MHD_Connection *c
 
 /*
  * One request. A scrape that waits for a scan is suspended (it holds no thread) and resumed
- * by the scheduler's wake; libmicrohttpd then calls handle() again for it.
+ * by its source's wake; libmicrohttpd then calls handle() again for it.
  */
 struct request {
 	struct http_server *s;
@@ -809,7 +808,7 @@ static void request_wake(void *userdata)
 	MHD_resume_connection(conn);
 }
 
-/* The answer once the scheduler has a body for the request (or none). */
+/* The answer once the source has a body for the request (or none). */
 static enum MHD_Result scrape_answer(struct http_server *s, struct request *req, bool head,
 				     const struct web_state *st)
 {
@@ -833,7 +832,7 @@ static enum MHD_Result scrape_answer(struct http_server *s, struct request *req,
 	}
 	if (r == 0 && stale)
 		log_debug("scrape: the scan did not end in time\tage_seconds=%.1f",
-			  (double)(scheduler_now_ns() - b->done_ns) / 1e9);
+			  (double)(monotonic_ns() - b->done_ns) / 1e9);
 	if (r < 0 && !head)
 		return text(s, req->conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 			    "503 the first scan has not ended yet\n", st);
@@ -1250,47 +1249,6 @@ size_t http_listen_fds(const struct http_server *s, const int **ret)
 bool http_web_config_check(struct http_server *s)
 {
 	return s->web_config_file && !s->serving && reload_if_changed(s);
-}
-
-static int sched_enqueue(void *impl, uint64_t budget_ns, bool scan, struct sched_waiter *w)
-{
-	return scheduler_enqueue(impl, budget_ns, scan, w);
-}
-
-static int sched_take(void *impl, const struct sched_waiter *w, struct sched_body **ret,
-		      bool *ret_stale)
-{
-	return scheduler_take(impl, w, ret, ret_stale);
-}
-
-static void sched_wake_all(void *impl)
-{
-	scheduler_wake_all(impl);
-}
-
-static void sched_counters(void *impl, uint64_t *ret_stuck, uint64_t *ret_restarts)
-{
-	*ret_stuck = scheduler_stuck_total(impl);
-	*ret_restarts = 0;
-}
-
-int http_start(const struct http_options *opts, struct scheduler *sched,
-	       struct http_server **ret, char **ret_error)
-{
-	_cleanup_(http_stopp) struct http_server *s = NULL;
-	const struct http_source src = { .enqueue = sched_enqueue, .take = sched_take,
-					 .wake_all = sched_wake_all, .counters = sched_counters,
-					 .impl = sched };
-	int r;
-
-	r = http_listen(opts, &s, ret_error);
-	if (r < 0)
-		return r;
-	r = http_serve(s, &src, ret_error);
-	if (r < 0)
-		return r;
-	*ret = TAKE_PTR(s);
-	return 0;
 }
 
 void http_quiesce(struct http_server *s, uint64_t timeout_ns)

@@ -2,7 +2,8 @@
 /*
  * http: serves the landing page, the telemetry path, and /-/healthy and /-/ready (without
  * basic auth: a kubelet's probe has no password) over libmicrohttpd. It never scans:
- * it asks the scheduler for the shared body of a snapshot and appends the self metrics.
+ * it asks its source (struct http_source: privsep's client in the daemon) for the shared body
+ * of a snapshot and appends the self metrics.
  * Everything about how it listens is in struct http_options: TLS and basic auth (the web
  * config), request and connection limits. GET and HEAD only (405 otherwise), 404 for any
  * other path, 401 without the right login (429 while logins are rate-limited), 503 past
@@ -16,11 +17,9 @@
 
 #include "serve/body.h"
 
-struct scheduler;
-
 /*
- * Where the scrapes' bodies come from: the scheduler of this process (http_start), or the
- * scanner process through privsep/channel.h. The calls mean what scheduler_enqueue(),
+ * Where the scrapes' bodies come from: the scanner process, through privsep/channel.h's client
+ * (privsep_client_source()). The calls mean what the scheduler's scheduler_enqueue(),
  * scheduler_take() and scheduler_wake_all() mean.
  */
 struct http_source {
@@ -48,7 +47,7 @@ struct http_options {
 				      * 0: no limit */
 	unsigned max_requests;       /* scrapes answered at once, beyond: 503; 0: no limit */
 	/* Called once every socket is bound and before any thread starts (privileges are
-	 * dropped there); a negative return stops http_start or http_serve with that error.
+	 * dropped there); a negative return stops http_serve with that error.
 	 * May be NULL. */
 	int (*after_bind)(void *userdata);
 	void *after_bind_userdata;
@@ -80,18 +79,12 @@ struct http_options {
 struct http_server;
 
 /*
- * Starts one listener per address, each with its own threads. Returns 0, or -errno with a
- * message in *ret_error (caller frees) naming the address that failed.
- */
-int http_start(const struct http_options *opts, struct scheduler *sched,
-	       struct http_server **ret, char **ret_error);
-
-/*
- * http_start() in two steps, for a server in another process than its scheduler:
- * http_listen() checks the options, loads the web config and binds every address (no thread
- * starts); http_serve() opens what the self metrics read in /proc, calls opts->after_bind
- * and starts the listeners' threads, answering from src (copied). Both return 0, or -errno
- * with *ret_error (caller frees). opts must outlive the server.
+ * A server starts in two steps, the scanner binding and the HTTP process serving: http_listen()
+ * checks the options, loads the web config and binds every address, one listener per address
+ * (no thread starts); http_serve() opens what the self metrics read in /proc, calls
+ * opts->after_bind and starts the listeners' threads, answering from src (copied). Both return
+ * 0, or -errno with a message in *ret_error (caller frees) naming the address that failed. opts
+ * must outlive the server.
  */
 int http_listen(const struct http_options *opts, struct http_server **ret, char **ret_error);
 int http_serve(struct http_server *s, const struct http_source *src, char **ret_error);

@@ -10,90 +10,33 @@
 #include <cmocka.h>
 
 #include "base/pagecache.h"
-
-enum fake_kernel { FAKE_SEED, FAKE_MAINLINE, FAKE_MAINLINE_EINVAL, FAKE_BOTH, FAKE_NONE, FAKE_BROKEN };
-
-static enum fake_kernel kernel;
-static int calls;
+#include "fixture.h"
 
 static const struct pagecache_cachestat filled = { 11, 2, 3, 4, 5 };
 
-/*
- * Decodes the arguments the way the kernel in question would. A seed kernel reads
- * (fd, off, len, cstat_size, cstat); a mainline one reads (fd, range *, cstat *, flags); the
- * v3 series reads the mainline form when the 4th argument is 0, the seed form otherwise.
- */
-static long fake_syscall(long nr, ...)
+/* The fake kernel of fixture.h, answering the probe's calls as well as a scan's. */
+static void use_kernel(enum fake_kernel k)
 {
-	unsigned long a1, a2, a3, a4, a5;
-	enum fake_kernel kernel_form;
-	va_list ap;
-
-	calls++;
-	va_start(ap, nr);
-	a1 = va_arg(ap, unsigned long);
-	a2 = va_arg(ap, unsigned long);
-	a3 = va_arg(ap, unsigned long);
-	a4 = va_arg(ap, unsigned long);
-	a5 = va_arg(ap, unsigned long);
-	va_end(ap);
-	(void)a1;
-	assert_int_equal(nr, 451);
-
-	if (kernel == FAKE_BOTH)
-		kernel_form = a4 == 0 ? FAKE_MAINLINE : FAKE_SEED;
-	else
-		kernel_form = kernel;
-
-	switch (kernel_form) {
-	case FAKE_SEED:
-		/*
-		 * As the seed kernel does: a mainline-form call is a seed-form call with a
-		 * pointer as off and cstat_size 0, which succeeds and copies nothing.
-		 */
-		if ((long)a2 < 0 || a4 > sizeof(struct pagecache_cachestat)) {
-			errno = EINVAL;
-			return -1;
-		}
-		memcpy((void *)a5, &filled, a4);
-		return 0;
-	case FAKE_MAINLINE:
-	case FAKE_MAINLINE_EINVAL:
-		if (a2 == 0) {
-			errno = kernel == FAKE_MAINLINE ? EFAULT : EINVAL;
-			return -1;
-		}
-		if (a4 != 0) {
-			errno = EINVAL;
-			return -1;
-		}
-		memcpy((void *)a3, &filled, sizeof(filled));
-		return 0;
-	case FAKE_NONE:
-		errno = ENOSYS;
-		return -1;
-	case FAKE_BROKEN:
-	default:
-		errno = EFAULT;
-		return -1;
-	}
+	fake.kernel = k;
+	fake.whole_file = false;
+	fake.pages = filled;
 }
 
 /*
  * Probes a fake kernel that has cachestat: the ABI found, its name and the calls it took, then
  * a call in that form fills the struct.
  */
-static void probe_and_stat(enum fake_kernel fake, enum pagecache_abi want, const char *want_name,
+static void probe_and_stat(enum fake_kernel k, enum pagecache_abi want, const char *want_name,
 			   int want_calls)
 {
 	struct pagecache pc;
 	struct pagecache_cachestat cs;
 
-	kernel = fake;
-	calls = 0;
-	assert_int_equal(pagecache_probe(fake_syscall, 3, &pc), 0);
+	use_kernel(k);
+	fake_reset_calls();
+	assert_int_equal(pagecache_probe(fake_cachestat, 3, &pc), 0);
 	assert_int_equal(pc.abi, want);
-	assert_int_equal(calls, want_calls);
+	assert_int_equal(fake_calls(), want_calls);
 	assert_string_equal(pagecache_abi_name(pc.abi), want_name);
 	memset(&cs, 0, sizeof(cs));
 	assert_int_equal(pagecache_stat(&pc, 3, &cs), 0);
@@ -125,8 +68,8 @@ static void test_probe_mainline_einval(void **state)
 	struct pagecache pc;
 
 	(void)state;
-	kernel = FAKE_MAINLINE_EINVAL;
-	assert_int_equal(pagecache_probe(fake_syscall, 3, &pc), 0);
+	use_kernel(FAKE_MAINLINE_EINVAL);
+	assert_int_equal(pagecache_probe(fake_cachestat, 3, &pc), 0);
 	assert_int_equal(pc.abi, PAGECACHE_ABI_MAINLINE);
 }
 
@@ -136,13 +79,13 @@ static void test_probe_none(void **state)
 	struct pagecache_cachestat cs;
 
 	(void)state;
-	kernel = FAKE_NONE;
-	calls = 0;
-	assert_int_equal(pagecache_probe(fake_syscall, 3, &pc), 0);
+	use_kernel(FAKE_NONE);
+	fake_reset_calls();
+	assert_int_equal(pagecache_probe(fake_cachestat, 3, &pc), 0);
 	assert_int_equal(pc.abi, PAGECACHE_ABI_NONE);
 	assert_string_equal(pagecache_abi_name(pc.abi), "none");
 	assert_int_equal(pagecache_stat(&pc, 3, &cs), -ENOSYS);
-	assert_int_equal(calls, 1); /* no call once the ABI is known to be absent */
+	assert_int_equal(fake_calls(), 1); /* no call once the ABI is known to be absent */
 }
 
 /* Neither form works: say so, and never guess. */
@@ -151,18 +94,18 @@ static void test_probe_unexplained(void **state)
 	struct pagecache pc;
 
 	(void)state;
-	kernel = FAKE_BROKEN;
-	assert_int_equal(pagecache_probe(fake_syscall, 3, &pc), -EFAULT);
+	use_kernel(FAKE_BROKEN);
+	assert_int_equal(pagecache_probe(fake_cachestat, 3, &pc), -EFAULT);
 	assert_int_equal(pc.abi, PAGECACHE_ABI_NONE);
 }
 
 static void test_stat_error(void **state)
 {
-	struct pagecache pc = { .abi = PAGECACHE_ABI_MAINLINE, .sys = fake_syscall };
+	struct pagecache pc = { .abi = PAGECACHE_ABI_MAINLINE, .sys = fake_cachestat };
 	struct pagecache_cachestat cs = { 0 };
 
 	(void)state;
-	kernel = FAKE_NONE;
+	use_kernel(FAKE_NONE);
 	assert_int_equal(pagecache_stat(&pc, 3, &cs), -ENOSYS);
 	assert_int_equal(cs.nr_cache, 0);
 }

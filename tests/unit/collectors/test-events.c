@@ -16,21 +16,17 @@
 
 #include <cmocka.h>
 
-#include "collector-test.h"
+#include "fixture.h"
 #include "parse/mempressure.h"
 
 static char root[] = "/tmp/cse-events-XXXXXX";
 
 static int setup(void **state)
 {
-	char cmd[256];
-
 	(void)state;
 	if (!mkdtemp(root))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "mkdir %s/svc %s/none %s/bad", root, root, root);
-	if (system(cmd) != 0)
-		return -1;
+	fixture_sh("mkdir %s/svc %s/none %s/bad", root, root, root);
 	/* 6.1's memory.events, oom_group_kill included */
 	tree_write(root, "svc/memory.events",
 		   "low 0\nhigh 4711\nmax 12\noom 2\noom_kill 1\noom_group_kill 0\n");

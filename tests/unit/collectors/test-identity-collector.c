@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "collector-test.h"
+#include "fixture.h"
 #define ID64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define POD "kubepods.slice/kubepods-burstable.slice/" \
 	    "kubepods-burstable-pod1a2b3c4d_0000_4000_8000_00000000abcd.slice"
@@ -27,16 +27,14 @@ static char root[] = "/tmp/cse-identity-XXXXXX";
 
 static int setup(void **state)
 {
-	char cmd[1024];
-
 	(void)state;
 	if (!mkdtemp(root))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s/system.slice/nginx.service %s/" POD
-		 "/cri-containerd-" ID64 ".scope %s/" DELEGATED " %s/" ROOTLESS
-		 " && chown -R 1000 %s/delegated %s/user.slice/user-1000.slice/user@1000.service",
-		 root, root, root, root, root, root);
-	return system(cmd) == 0 ? 0 : -1;
+	fixture_sh("mkdir -p %s/system.slice/nginx.service %s/" POD
+		   "/cri-containerd-" ID64 ".scope %s/" DELEGATED " %s/" ROOTLESS
+		   " && chown -R 1000 %s/delegated %s/user.slice/user-1000.slice/user@1000.service",
+		   root, root, root, root, root, root);
+	return 0;
 }
 
 static int teardown(void **state)

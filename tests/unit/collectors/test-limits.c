@@ -14,19 +14,15 @@
 
 #include <cmocka.h>
 
-#include "collector-test.h"
+#include "fixture.h"
 static char root[] = "/tmp/cse-limits-XXXXXX";
 
 static int setup(void **state)
 {
-	char cmd[256];
-
 	(void)state;
 	if (!mkdtemp(root))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "mkdir %s/lim %s/none %s/bad", root, root, root);
-	if (system(cmd) != 0)
-		return -1;
+	fixture_sh("mkdir %s/lim %s/none %s/bad", root, root, root);
 	tree_write(root, "lim/memory.current", "12345\n");
 	tree_write(root, "lim/memory.high", "max\n");
 	tree_write(root, "lim/memory.max", "1048576\n");

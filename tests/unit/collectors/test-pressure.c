@@ -16,21 +16,17 @@
 
 #include <cmocka.h>
 
-#include "collector-test.h"
+#include "fixture.h"
 #include "parse/mempressure.h"
 
 static char root[] = "/tmp/cse-pressure-XXXXXX";
 
 static int setup(void **state)
 {
-	char cmd[256];
-
 	(void)state;
 	if (!mkdtemp(root))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "mkdir %s/svc %s/idle %s/none %s/bad", root, root, root, root);
-	if (system(cmd) != 0)
-		return -1;
+	fixture_sh("mkdir %s/svc %s/idle %s/none %s/bad", root, root, root, root);
 	tree_write(root, "svc/memory.pressure",
 		   "some avg10=12.50 avg60=3.10 avg300=0.70 total=83456789\n"
 		   "full avg10=4.00 avg60=1.00 avg300=0.20 total=1000007\n");

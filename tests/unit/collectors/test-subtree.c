@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "fixture.h"
 #include "scan/engine.h"
 #include "collectors/cachestat.h"
 #include "collectors/subtree.h"
@@ -27,20 +28,12 @@
 #include "scan/registry.h"
 #include "scan/render.h"
 
-/* nr_cache = size in bytes, nr_dirty = 1, nr_evicted = 2, nr_recently_evicted = 1. */
-static long fake_cachestat(long nr, ...)
+/* fixture.h's fake cachestat: nr_cache = size in bytes, nr_dirty = 1, nr_evicted = 2,
+ * nr_recently_evicted = 1. */
+static long by_size(int fd, struct pagecache_cachestat *cs)
 {
-	struct pagecache_cachestat *cs;
 	struct stat st;
-	va_list ap;
-	int fd;
 
-	assert_int_equal(nr, 451);
-	va_start(ap, nr);
-	fd = (int)va_arg(ap, unsigned long);
-	(void)va_arg(ap, unsigned long);
-	cs = va_arg(ap, struct pagecache_cachestat *);
-	va_end(ap);
 	assert_int_equal(fstat(fd, &st), 0);
 	*cs = (struct pagecache_cachestat){ (uint64_t)st.st_size, 1, 0, 2, 1 };
 	return 0;
@@ -49,17 +42,6 @@ static long fake_cachestat(long nr, ...)
 static char root[] = "/tmp/cse-subtree-XXXXXX";
 static char tree[300], files[300], proc[300];
 
-static void sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	assert_int_equal(system(cmd), 0);
-}
-
 /*
  * Files of n bytes each: shared 10, f1 20, f2 30, f3 40, f4 50, f5 60. The tree: /p/c1 and
  * /p/c2 both hold shared; /q/r/g holds f3 (a grandchild's file); /leaf holds f4 and shared;
@@ -67,10 +49,10 @@ static void sh(const char *fmt, ...)
  */
 static void make_tree(const char *gone)
 {
-	sh("rm -rf %s && mkdir -p %s/p/c1 %s/p/c2 %s/q/r/g %s/leaf", tree, tree, tree, tree, tree);
-	sh("cd %s && for d in . p p/c1 p/c2 q q/r q/r/g leaf; do touch $d/cgroup.procs; done", tree);
+	fixture_sh("rm -rf %1$s && mkdir %1$s", tree);
+	tree_cgroups(tree, ". p p/c1 p/c2 q q/r q/r/g leaf");
 	if (gone)
-		sh("rm %s/%s/cgroup.procs", tree, gone);
+		fixture_sh("rm %s/%s/cgroup.procs", tree, gone);
 }
 
 static int setup(void **state)
@@ -81,20 +63,20 @@ static int setup(void **state)
 	snprintf(tree, sizeof(tree), "%s/tree", root);
 	snprintf(files, sizeof(files), "%s/files", root);
 	snprintf(proc, sizeof(proc), "%s/proc", root);
-	sh("mkdir -p %s %s && cd %s && head -c 10 /dev/zero > shared && head -c 20 /dev/zero > f1"
-	   " && head -c 30 /dev/zero > f2 && head -c 40 /dev/zero > f3 && head -c 50 /dev/zero > f4"
-	   " && head -c 60 /dev/zero > f5", files, proc, files);
-	sh("printf 'MemTotal: 100 kB\\nCached:      10000 kB\\nShmem:  300 kB\\n' > %s/meminfo", proc);
+	fixture_sh("mkdir -p %s %s && cd %s && head -c 10 /dev/zero > shared && head -c 20 /dev/zero > f1"
+		   " && head -c 30 /dev/zero > f2 && head -c 40 /dev/zero > f3 && head -c 50 /dev/zero > f4"
+		   " && head -c 60 /dev/zero > f5", files, proc, files);
+	fixture_sh("printf 'MemTotal: 100 kB\\nCached:      10000 kB\\nShmem:  300 kB\\n' > %s/meminfo", proc);
 	/* the scan reads mountinfo through self/ (the file system type of each file) */
-	sh("ln -s /proc/self %s/self", proc);
+	fixture_sh("ln -s /proc/self %s/self", proc);
+	fake.answer = by_size;
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	sh("rm -rf %s", root);
-	return 0;
+	return tree_remove(root);
 }
 
 static struct snapshot *scan(void)
@@ -259,7 +241,7 @@ static void test_incomplete(void **state)
 
 	(void)state;
 	make_tree(NULL);
-	sh("rm %s/q/r/g/cgroup.procs && mkdir %s/q/r/g/cgroup.procs", tree, tree);
+	fixture_sh("rm %s/q/r/g/cgroup.procs && mkdir %s/q/r/g/cgroup.procs", tree, tree);
 	s = scan();
 	assert_null(snap_cgroup_data(find(s, "/q/r/g"), "cachestat"));
 	assert_null(st(s, "/q/r"));

@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "files/files.h"
+#include "fixture.h"
 
 struct seen {
 	int n;
@@ -108,11 +109,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[300];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tree_remove(dir);
 }
 
 static void ctx_init(struct files_ctx *ctx, struct seen *s)
@@ -439,22 +437,6 @@ static void test_root_opath(void **state)
 	close(fd);
 }
 
-/* cachestat(2) calls made through the fake below */
-static int n_cachestat;
-
-static long counting_syscall(long nr, ...)
-{
-	va_list ap;
-	long a[5];
-
-	va_start(ap, nr);
-	for (int i = 0; i < 5; i++)
-		a[i] = va_arg(ap, long);
-	va_end(ap);
-	n_cachestat += nr == PAGECACHE_NR_CACHESTAT;
-	return syscall(nr, a[0], a[1], a[2], a[3], a[4]);
-}
-
 /* A visitor that asks cachestat as the collector does, and notes how big.dat came each time. */
 struct asked {
 	struct pagecache pc;
@@ -469,14 +451,14 @@ static int ask(struct files_ctx *ctx, const struct files_entry *e)
 	struct asked *a = ctx->userdata;
 	struct pagecache_cachestat cs;
 	char *name = files_entry_name(ctx, e);
-	int calls = n_cachestat;
+	int calls = fake_calls();
 
 	assert_non_null(name);
 	assert_int_equal(files_cachestat(ctx, &a->pc, e, &cs), 0);
 	if (strstr(name, "/big.dat") && a->n_big < 4) {
 		a->big_cached[a->n_big] = cs.nr_cache;
 		a->big_fd[a->n_big] = e->fd >= 0;
-		a->big_call[a->n_big++] = n_cachestat > calls;
+		a->big_call[a->n_big++] = fake_calls() > calls;
 	}
 	free(name);
 	return 0;
@@ -525,7 +507,8 @@ static void test_large_file_asked_once(void **state)
 		print_message("skipped: no cachestat(2) in this kernel\n");
 		skip();
 	}
-	a.pc.sys = counting_syscall;
+	fake.kernel = FAKE_REAL; /* the running kernel's cachestat(2), counted */
+	a.pc.sys = fake_cachestat;
 	snprintf(d, sizeof(d), "%s/bigdir", dir);
 	assert_int_equal(mkdir(d, 0755), 0);
 	put("bigdir/big.dat", big);
@@ -545,9 +528,9 @@ static void test_large_file_asked_once(void **state)
 	assert_int_equal(files_scan_path(&ctx, d), 0);
 	/* the next cgroup: the set is cleared, not the answers */
 	files_cgroup_begin(&ctx, 1000, 1);
-	calls = n_cachestat;
+	calls = fake_calls();
 	assert_int_equal(files_scan_path(&ctx, d), 0);
-	assert_int_equal(n_cachestat - calls, 1); /* small.dat, asked again */
+	assert_int_equal(fake_calls() - calls, 1); /* small.dat, asked again */
 	files_cgroup_begin(&ctx, 1000, 1);
 	assert_int_equal(files_scan_pid(&ctx, getpid()), 0);
 	assert_int_equal(a.n_big, 3);

@@ -24,6 +24,7 @@
 
 #include "parse/mountinfo.h"
 #include "files/overlay.h"
+#include "fixture.h"
 
 /* ---- the layer list ---- */
 
@@ -218,12 +219,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct tree *t = *state;
-	char cmd[128];
 
 	for (int i = 0; i < N_LAYERS; i++)
 		close(t->fds[i]);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tree_remove(t->dir), 0);
 	free(t);
 	return 0;
 }

@@ -29,6 +29,7 @@
 #include <cmocka.h>
 #include <zlib.h>
 
+#include "fixture.h"
 #include "parse/config.h"
 #include "privsep/channel.h"
 #include "serve/scheduler.h"
@@ -425,24 +426,16 @@ static void test_server_drops_deaf_client(void **state)
 /* A cachestat held until the test opens scan_gate (10 s at most): the scan a flood of asks waits on. */
 static sem_t scan_gate;
 
-static long slow_cachestat(long nr, ...)
+/* fixture.h's fake cachestat, for any file: nothing cached, once scan_gate opens. */
+static long gated(int fd, struct pagecache_cachestat *cs)
 {
-	struct pagecache_cachestat *cs;
-	va_list ap;
+	struct timespec until;
 
-	va_start(ap, nr);
-	(void)va_arg(ap, unsigned long);
-	(void)va_arg(ap, unsigned long);
-	cs = va_arg(ap, struct pagecache_cachestat *);
-	va_end(ap);
-	{
-		struct timespec until;
-
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += 10;
-		while (sem_timedwait(&scan_gate, &until) < 0 && errno == EINTR)
-			;
-	}
+	(void)fd;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	while (sem_timedwait(&scan_gate, &until) < 0 && errno == EINTR)
+		;
 	*cs = (struct pagecache_cachestat){ 0 };
 	return 0;
 }
@@ -451,23 +444,17 @@ static long slow_cachestat(long nr, ...)
 static struct scheduler *make_slow_scheduler(void)
 {
 	struct collector_options co = { .cgroupfs = cgroot, .procfs = "/proc" };
-	struct pagecache pc = { .abi = PAGECACHE_ABI_MAINLINE, .sys = slow_cachestat };
+	struct pagecache pc = { .abi = PAGECACHE_ABI_MAINLINE, .sys = fake_cachestat };
 	struct scan_engine *c = NULL;
 	struct scheduler *sched = NULL;
 	struct config *cfg = NULL;
 	char *json = NULL, *err = NULL, data[64];
-	FILE *f;
 
 	co.enable[registry_find("cachestat")] = true;
-	snprintf(data, sizeof(data), "%s/cgroup.procs", cgroot); /* the root cgroup, no process */
-	f = fopen(data, "w");
-	assert_non_null(f);
-	assert_int_equal(fclose(f), 0);
+	fake.answer = gated;
+	tree_cgroups(cgroot, "."); /* the root cgroup, no process */
+	tree_write(cgroot, "data", "x\n");
 	snprintf(data, sizeof(data), "%s/data", cgroot);
-	f = fopen(data, "w");
-	assert_non_null(f);
-	fputs("x\n", f);
-	assert_int_equal(fclose(f), 0);
 	assert_true(asprintf(&json, "{ \"cgroups\": [ { \"match\": \"/\", \"paths\": [\"%s\"] } ] }",
 			     data) > 0);
 	if (config_parse(json, strlen(json), "t", &cfg, &err) < 0)

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "fixture.h"
 #include "scan/cgroups.h"
 
 static void test_procs(void **state)
@@ -79,14 +80,13 @@ static int label_cmp(const void *a, const void *b)
 
 static void test_walk(void **state)
 {
-	char dir[] = "/tmp/cse-cg-XXXXXX", p[128], cmd[160];
+	char dir[] = "/tmp/cse-cg-XXXXXX";
 	struct labels l = { 0 };
 	int fd;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	snprintf(cmd, sizeof(cmd), "cd %s && mkdir -p a/x a/y b && touch a/cgroup.procs && ln -s a c", dir);
-	assert_int_equal(system(cmd), 0);
+	fixture_sh("cd %s && mkdir -p a/x a/y b && touch a/cgroup.procs && ln -s a c", dir);
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	assert_int_equal(cgroups_walk(fd, collect_label, &l), 0);
@@ -100,8 +100,7 @@ static void test_walk(void **state)
 	assert_int_equal(cgroups_walk(fd, stop_at_b, NULL), -ECANCELED);
 	close(fd);
 	assert_false(cgroups_is_v2(open("/", O_RDONLY | O_CLOEXEC)));
-	snprintf(p, sizeof(p), "rm -rf %s", dir);
-	assert_int_equal(system(p), 0);
+	assert_int_equal(tree_remove(dir), 0);
 }
 
 static void test_controllers(void **state)

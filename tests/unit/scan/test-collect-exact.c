@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "scan/engine.h"
-#include "collector-test.h"
+#include "fixture.h"
 #include "collectors/cachestat.h"
 #include "collectors/perfile.h"
 #include "scan/registry.h"
@@ -29,16 +29,13 @@
 /* Pages per file: cached, dirty, writeback, evicted, recently evicted; all different. */
 enum { P_CACHE = 7, P_DIRTY = 5, P_WRITEBACK = 3, P_EVICTED = 11, P_RECENT = 2 };
 
-static enum pagecache_abi fake_abi;
-static int fake_calls;
-
-/* The answer for the file behind fd: by its name, an error or the five counts. */
-static long answer(unsigned long fd, struct pagecache_cachestat *cs)
+/* fixture.h's fake cachestat, for the file behind fd: by its name, an error or the counts. */
+static long answer(int fd, struct pagecache_cachestat *cs)
 {
 	char link[64], path[PATH_MAX];
 	ssize_t n;
 
-	snprintf(link, sizeof(link), "/proc/self/fd/%lu", fd);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, path, sizeof(path) - 1);
 	assert_true(n > 0);
 	path[n] = '\0';
@@ -54,69 +51,29 @@ static long answer(unsigned long fd, struct pagecache_cachestat *cs)
 	return 0;
 }
 
-/* Accepts only the form of the ABI under test, with the arguments the kernel wants. */
-static long fake_cachestat(long nr, ...)
-{
-	unsigned long fd, a2, a3, a4;
-	struct pagecache_cachestat *cs;
-	va_list ap;
-
-	assert_int_equal(nr, 451);
-	va_start(ap, nr);
-	fd = va_arg(ap, unsigned long);
-	a2 = va_arg(ap, unsigned long);
-	a3 = va_arg(ap, unsigned long);
-	a4 = va_arg(ap, unsigned long);
-	cs = va_arg(ap, struct pagecache_cachestat *);
-	va_end(ap);
-	fake_calls++;
-	if (fake_abi == PAGECACHE_ABI_SEED) {
-		/* fd, off = 0, len = 0 (to the end), cstat_size, cstat */
-		assert_int_equal(a2, 0);
-		assert_int_equal(a3, 0);
-		assert_int_equal(a4, sizeof(struct pagecache_cachestat));
-	} else {
-		/* fd, range {0, 0}, cstat, flags = 0 */
-		const struct pagecache_range *r = (const void *)a2;
-
-		assert_non_null(r);
-		assert_int_equal(r->off, 0);
-		assert_int_equal(r->len, 0);
-		assert_int_equal((unsigned int)a4, 0);
-		cs = (struct pagecache_cachestat *)a3;
-	}
-	return answer(fd, cs);
-}
-
 static char root[] = "/tmp/cse-exact-XXXXXX";
 static char data[64];
 
 static int setup(void **state)
 {
-	char cmd[1024];
-
 	(void)state;
 	if (!mkdtemp(root))
 		return -1;
 	snprintf(data, sizeof(data), "%s.data", root);
+	tree_cgroups(root, ". a b");
 	/* five files of 1, 2, 3, 4 and 5 bytes; eperm and hugetlb beside them in "odd" */
-	snprintf(cmd, sizeof(cmd),
-		 "mkdir -p %s/a %s/b %s/odd && touch %s/cgroup.procs %s/a/cgroup.procs %s/b/cgroup.procs"
-		 " && for i in 1 2 3 4 5; do head -c $i /dev/zero > %s/f$i; done"
-		 " && head -c 100 /dev/zero > %s/odd/eperm && head -c 200 /dev/zero > %s/odd/hugetlb"
-		 " && head -c 300 /dev/zero > %s/odd/plain",
-		 root, root, data, root, root, root, data, data, data, data);
+	fixture_sh("mkdir -p %1$s/odd && for i in 1 2 3 4 5; do head -c $i /dev/zero > %1$s/f$i; done"
+		   " && head -c 100 /dev/zero > %1$s/odd/eperm && head -c 200 /dev/zero > %1$s/odd/hugetlb"
+		   " && head -c 300 /dev/zero > %1$s/odd/plain", data);
 	collector_flag_set("collector.perfile.node-top", "0"); /* test_node_top sets its own */
-	return system(cmd) == 0 ? 0 : -1;
+	fake.answer = answer;
+	return 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[700];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, data);
-	return system(cmd) == 0 ? 0 : -1;
+	return tree_remove(root) | tree_remove(data);
 }
 
 /* A collector over the fake tree, with the config printed from fmt. */
@@ -138,7 +95,8 @@ __attribute__((format(printf, 2, 3))) static struct scan_engine *make(enum pagec
 	if (config_parse(json, strlen(json), "t", &cfg, &err) < 0)
 		fail_msg("config: %s", err);
 	free(json);
-	fake_abi = abi;
+	/* the fake kernel takes the form of the ABI under test alone (both: the mainline one) */
+	fake.kernel = abi == PAGECACHE_ABI_SEED ? FAKE_SEED : FAKE_MAINLINE;
 	for (size_t i = 0; i < registry_count(); i++) /* fanotify watches the host: not here */
 		o.enable[i] = strcmp(registry_get(i)->name, "fanotify") != 0;
 	assert_int_equal(scan_engine_new(&o, &pc, cfg, &c), 0);
@@ -201,7 +159,7 @@ static void scan_exact(enum pagecache_abi abi)
 	const struct snap_cgroup *b;
 	struct snapshot *s = NULL;
 
-	fake_calls = 0;
+	fake_reset_calls();
 	assert_int_equal(scan_engine_run(c, &s), 0);
 	assert_null(s->problem);
 	assert_int_equal(s->abi, abi);
@@ -216,7 +174,7 @@ static void scan_exact(enum pagecache_abi abi)
 		assert_counts(&pf_of(b)->top[i].c, 1);
 		assert_non_null(pf_of(b)->top[i].path);
 	}
-	assert_int_equal(fake_calls, 8);
+	assert_int_equal(fake_calls(), 8);
 	/* /a has no process and no path: scanned, all zero */
 	assert_non_null(snap_cgroup_data(find(s, "/a"), "cachestat"));
 	assert_counts(&cs_of(find(s, "/a"))->c, 0);

@@ -20,71 +20,30 @@
 #include <cmocka.h>
 
 #include "scan/engine.h"
-#include "collector-test.h"
+#include "fixture.h"
 #include "collectors/cachestat.h"
 #include "collectors/memstat.h"
 #include "collectors/perfile.h"
 #include "scan/registry.h"
 
-static int fake_calls;
-static int fake_delay_ms;
-
-/* Every file has 3 pages cached, 1 dirty, 2 evicted of which 1 recently. */
-static long fake_cachestat(long nr, ...)
-{
-	struct pagecache_cachestat *cs;
-	va_list ap;
-
-	assert_int_equal(nr, 451);
-	va_start(ap, nr);
-	(void)va_arg(ap, unsigned long);
-	(void)va_arg(ap, unsigned long);
-	cs = va_arg(ap, struct pagecache_cachestat *); /* mainline form: third argument */
-	va_end(ap);
-	__atomic_add_fetch(&fake_calls, 1, __ATOMIC_RELAXED);
-	if (fake_delay_ms) {
-		struct timespec ts = { 0, fake_delay_ms * 1000000L };
-
-		nanosleep(&ts, NULL);
-	}
-	*cs = (struct pagecache_cachestat){ 3, 1, 0, 2, 1 };
-	return 0;
-}
-
 static char root[] = "/tmp/cse-collect-XXXXXX";
 static char data[64];
 
-static void write_file(const char *rel, const char *content)
-{
-	char p[400];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s/%s", root, rel);
-	f = fopen(p, "we");
-	assert_non_null(f);
-	fputs(content, f);
-	fclose(f);
-}
-
 static int setup(void **state)
 {
-	char cmd[1024], pid[32];
+	char pid[32];
 
 	(void)state;
 	if (!mkdtemp(root))
 		return -1;
 	snprintf(data, sizeof(data), "%s.data", root);
-	snprintf(cmd, sizeof(cmd),
-		 "mkdir -p %s/a %s/b %s/b/sub %s && touch %s/cgroup.procs %s/b/cgroup.procs %s/b/sub/cgroup.procs"
-		 " && for i in 1 2 3 4 5; do echo $i > %s/f$i; done",
-		 root, root, root, data, root, root, root, data);
-	if (system(cmd) != 0)
-		return -1;
+	tree_cgroups(root, ". a b b/sub");
+	fixture_sh("mkdir -p %s && for i in 1 2 3 4 5; do echo $i > %s/f$i; done", data, data);
 	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	write_file("a/cgroup.procs", pid);
-	write_file("a/memory.stat", "file 8192\nworkingset_refault_file 5\n");
-	write_file("a/memory.numa_stat", "workingset_refault_file N0=2 N1=3\n");
-	write_file("b/memory.stat", "file 0\n");
+	tree_write(root, "a/cgroup.procs", pid);
+	tree_write(root, "a/memory.stat", "file 8192\nworkingset_refault_file 5\n");
+	tree_write(root, "a/memory.numa_stat", "workingset_refault_file N0=2 N1=3\n");
+	tree_write(root, "b/memory.stat", "file 0\n");
 	/* these cases are about each cgroup's own top (per_file_top) */
 	collector_flag_set("collector.perfile.node-top", "0");
 	return 0;
@@ -92,11 +51,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[700];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, data);
-	return system(cmd) == 0 ? 0 : -1;
+	return tree_remove(root) | tree_remove(data);
 }
 
 static const char *procfs = "/proc";
@@ -259,13 +215,13 @@ static void test_abi_none(void **state)
 	struct snapshot *s = NULL;
 
 	(void)state;
-	fake_calls = 0;
+	fake_reset_calls();
 	assert_int_equal(scan_engine_run(c, &s), 0);
 	for (size_t i = 0; i < s->n_cgroups; i++)
 		assert_null(cs_of(&s->cgroups[i]));
 	assert_non_null(ms_of(find(s, "/a")));
 	assert_false(snapshot_collector(s, "cachestat")->reported);
-	assert_int_equal(fake_calls, 0);
+	assert_int_equal(fake_calls(), 0);
 	snapshot_unref(s);
 	scan_engine_free(c);
 }

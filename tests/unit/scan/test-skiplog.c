@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "files/files.h"
+#include "fixture.h"
 #include "scan/skiplog.h"
 
 #define SEC 1000000000ULL
@@ -124,10 +125,7 @@ static void test_files_hook(void **state)
 	assert_int_equal(ctx.skipped[SKIP_NOT_FOUND], 1);
 	close(ctx.procfs_fd);
 	fileset_done(&ctx.seen);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/fifo", dir);
-	unlink(p);
-	rmdir(dir);
+	assert_int_equal(tree_remove(dir), 0);
 }
 
 int main(void)

@@ -26,6 +26,7 @@
 #include "scan/engine.h"
 #include "serve/http.h"
 #include "serve/scheduler.h"
+#include "serve/served.h"
 
 static char cgroot[] = "/tmp/cse-auth-cg-XXXXXX";
 static const struct render_meta meta = { .version = "t", .revision = "t" };
@@ -92,34 +93,21 @@ static void write_web_config(void)
 
 static void test_basic_auth(void **state)
 {
-	const char *addrs[1];
 	struct http_options o = {
-		.listen_addresses = addrs,
-		.n_listen_addresses = 1,
 		.telemetry_path = "/metrics",
 		.connection_limit = 4,
 		.connection_timeout = 5,
 		.web_config_file = web_yml,
 	};
-	struct http_server *s = NULL;
-	char *err = NULL, addr[32];
+	struct served sv;
 	unsigned port;
 	struct scheduler *sched = make_scheduler();
-	int r = -1;
 	char *resp;
 
 	(void)state;
 	write_web_config();
-	for (port = 39651; port < 39751 && r < 0; port++) {
-		snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
-		addrs[0] = addr;
-		free(err);
-		err = NULL;
-		r = http_start(&o, sched, &s, &err);
-	}
-	port--;
-	if (r < 0)
-		fail_msg("http_start: %s", err ? err : strerror(-r));
+	served_start(&o, sched, 39651, &sv);
+	port = sv.port;
 
 	resp = get(port, "/metrics", NULL);
 	assert_non_null(strstr(resp, " 401 "));
@@ -148,7 +136,7 @@ static void test_basic_auth(void **state)
 	assert_non_null(strstr(get(port, "/-/", NULL), " 401 "));
 	assert_non_null(strstr(get(port, "/-/healthyX", NULL), " 401 "));
 	assert_non_null(strstr(get(port, "/-/ready/", NULL), " 401 "));
-	http_stop(s);
+	served_stop(&sv);
 	scheduler_free(sched);
 	rmdir(cgroot);
 	unlink(web_yml);
@@ -157,38 +145,25 @@ static void test_basic_auth(void **state)
 /* /-/ready before any scrape: it starts the first scan itself, and answers 200 once it ended. */
 static void test_ready_starts_first_scan(void **state)
 {
-	const char *addrs[1];
 	struct http_options o = {
-		.listen_addresses = addrs,
-		.n_listen_addresses = 1,
 		.telemetry_path = "/metrics",
 		.connection_limit = 4,
 		.connection_timeout = 5,
 		.web_config_file = web_yml,
 	};
-	struct http_server *s = NULL;
-	char *err = NULL, addr[32];
+	struct served sv;
 	unsigned port;
 	struct scheduler *sched;
 	struct sched_body *b = NULL;
 	bool stale = false;
-	int r = -1;
 
 	(void)state;
 	strcpy(cgroot, "/tmp/cse-auth-cg-XXXXXX");
 	strcpy(web_yml, "/tmp/cse-auth-XXXXXX");
 	sched = make_scheduler();
 	write_web_config();
-	for (port = 39751; port < 39851 && r < 0; port++) {
-		snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
-		addrs[0] = addr;
-		free(err);
-		err = NULL;
-		r = http_start(&o, sched, &s, &err);
-	}
-	port--;
-	if (r < 0)
-		fail_msg("http_start: %s", err ? err : strerror(-r));
+	served_start(&o, sched, 39751, &sv);
+	port = sv.port;
 	/* no scrape yet: /-/healthy says so and starts no scan (the scheduler still has no body:
 	 * a HEAD scrape, which starts none, gets the self metrics alone) */
 	assert_non_null(strstr(get(port, "/-/healthy", NULL), "\r\n\r\ncachestat_exporter is healthy.\n"));
@@ -198,7 +173,7 @@ static void test_ready_starts_first_scan(void **state)
 	assert_int_equal(scheduler_get(sched, 0, false, &b, &stale), 0);
 	sched_body_unref(b);
 	assert_non_null(strstr(get(port, "/metrics", NULL), " 401 "));
-	http_stop(s);
+	served_stop(&sv);
 	scheduler_free(sched);
 	rmdir(cgroot);
 	unlink(web_yml);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Listen addresses as node_exporter takes them, and real requests against the server: paths,
- * the self metrics, gzip, basic auth.
+ * the self metrics, gzip, basic auth. The server gets its bodies as in the daemon, from a
+ * scheduler through the privsep channel (served.h).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -24,6 +25,7 @@
 
 #include "serve/http.h"
 #include "serve/scheduler.h"
+#include "serve/served.h"
 #include "scan/registry.h"
 
 static void expect_addr(const char *in, const char *host, unsigned port)
@@ -102,29 +104,6 @@ static struct scheduler *make_scheduler(void)
 	return sched;
 }
 
-/* Starts on a free port of 127.0.0.1; returns the port. */
-static unsigned start(struct http_options *o, struct scheduler *sched, struct http_server **s)
-{
-	static char addr[32];
-	static const char *addrs[1];
-	char *err = NULL;
-	unsigned port;
-	int r = -1;
-
-	o->listen_addresses = addrs;
-	o->n_listen_addresses = 1;
-	for (port = 39451; port < 39551 && r < 0; port++) {
-		snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
-		addrs[0] = addr;
-		free(err);
-		err = NULL;
-		r = http_start(o, sched, s, &err);
-	}
-	free(err);
-	assert_int_equal(r, 0);
-	return port - 1;
-}
-
 static void test_serve(void **state)
 {
 	const char *addrs[1];
@@ -135,12 +114,14 @@ static void test_serve(void **state)
 	};
 	struct scheduler *sched = make_scheduler();
 	struct http_server *s = NULL;
+	struct served sv;
 	char *err = NULL;
 	unsigned port;
 	char *resp;
 
 	(void)state;
-	port = start(&o, sched, &s);
+	served_start(&o, sched, 39451, &sv);
+	port = sv.port;
 	/* HEAD starts no scan: before any, a body of self metrics alone */
 	resp = get(port, "HEAD", "/m");
 	assert_non_null(strstr(resp, "200 OK"));
@@ -158,17 +139,17 @@ static void test_serve(void **state)
 	assert_non_null(strstr(get(port, "GET", "/m%00x"), "404"));
 	assert_non_null(strstr(get(port, "GET", "/%6d"), "200 OK")); /* "/m" escaped */
 	assert_non_null(strstr(get(port, "DELETE", "/m"), "405"));
-	http_stop(s);
+	served_stop(&sv);
 
 	/* not a valid address: a message naming it */
 	addrs[0] = "nonsense";
 	o.listen_addresses = addrs;
-	assert_int_equal(http_start(&o, sched, &s, &err), -EINVAL);
+	assert_int_equal(http_listen(&o, &s, &err), -EINVAL);
 	assert_non_null(strstr(err, "nonsense"));
 	free(err);
 	/* a web config that cannot be read: refuse rather than serve in clear text */
 	o.web_config_file = "/nonexistent/web.yml";
-	assert_int_equal(http_start(&o, sched, &s, &err), -ENOENT);
+	assert_int_equal(http_listen(&o, &s, &err), -ENOENT);
 	assert_non_null(strstr(err, "/nonexistent/web.yml"));
 	free(err);
 	scheduler_free(sched);
@@ -180,7 +161,7 @@ static void test_gzip(void **state)
 	struct http_options o = { .telemetry_path = "/m", .connection_limit = 8,
 				  .connection_timeout = 5 };
 	struct scheduler *sched = make_scheduler();
-	struct http_server *s = NULL;
+	struct served sv;
 	unsigned port;
 	size_t len;
 	char *resp, *body;
@@ -188,7 +169,8 @@ static void test_gzip(void **state)
 	z_stream z = { 0 };
 
 	(void)state;
-	port = start(&o, sched, &s);
+	served_start(&o, sched, 39451, &sv);
+	port = sv.port;
 	resp = request(port, "GET", "/m", "Accept-Encoding: deflate, GZip;q=0.5\r\n", &len);
 	assert_non_null(strstr(resp, "Content-Encoding: gzip"));
 	body = strstr(resp, "\r\n\r\n") + 4;
@@ -210,7 +192,7 @@ static void test_gzip(void **state)
 	assert_non_null(strstr(resp, "cachestat_build_info{"));
 	resp = request(port, "GET", "/m", "Accept-Encoding: *\r\n", NULL);
 	assert_non_null(strstr(resp, "Content-Encoding: gzip"));
-	http_stop(s);
+	served_stop(&sv);
 	scheduler_free(sched);
 }
 
@@ -233,7 +215,7 @@ static void test_basic_auth(void **state)
 	struct http_options o = { .telemetry_path = "/m", .connection_limit = 8,
 				  .connection_timeout = 5, .web_config_file = path };
 	struct scheduler *sched = make_scheduler();
-	struct http_server *s = NULL;
+	struct served sv;
 	struct crypt_data cd = { 0 };
 	unsigned port;
 	FILE *f;
@@ -246,7 +228,8 @@ static void test_basic_auth(void **state)
 	assert_non_null(f);
 	fprintf(f, "basic_auth_users:\n  alice: '%s'\n", crypt_r("pass", salt, &cd));
 	fclose(f);
-	port = start(&o, sched, &s);
+	served_start(&o, sched, 39451, &sv);
+	port = sv.port;
 	assert_non_null(strstr(request(port, "GET", "/m", "", NULL), "401"));
 	assert_non_null(strstr(request(port, "GET", "/m", auth_header("Basic", "alice:pass", 10), NULL), "200 OK"));
 	assert_non_null(strstr(request(port, "GET", "/m", auth_header("basic", "alice:pass", 10), NULL), "200 OK"));
@@ -255,7 +238,7 @@ static void test_basic_auth(void **state)
 	assert_non_null(strstr(request(port, "GET", "/m", auth_header("Basic", "alice:pass\0x", 12), NULL), "401"));
 	assert_non_null(strstr(request(port, "GET", "/m", auth_header("Basic", "alice\0:pass", 11), NULL), "401"));
 	assert_non_null(strstr(request(port, "GET", "/m", auth_header("Basic", "alice:pas", 9), NULL), "401"));
-	http_stop(s);
+	served_stop(&sv);
 	scheduler_free(sched);
 	unlink(path);
 	rmdir(dir);

@@ -19,58 +19,28 @@
 
 #include <cmocka.h>
 
+#include "fixture.h"
 #include "scan/registry.h"
 #include "serve/scheduler.h"
-
-static int fake_calls;
-static int fake_delay_ms;
-
-static long fake_cachestat(long nr, ...)
-{
-	struct pagecache_cachestat *cs;
-	va_list ap;
-
-	assert_int_equal(nr, 451);
-	va_start(ap, nr);
-	(void)va_arg(ap, unsigned long);
-	(void)va_arg(ap, unsigned long);
-	cs = va_arg(ap, struct pagecache_cachestat *);
-	va_end(ap);
-	__atomic_add_fetch(&fake_calls, 1, __ATOMIC_RELAXED);
-	if (fake_delay_ms) {
-		struct timespec ts = { fake_delay_ms / 1000, (fake_delay_ms % 1000) * 1000000L };
-
-		nanosleep(&ts, NULL);
-	}
-	*cs = (struct pagecache_cachestat){ 3, 1, 0, 2, 1 };
-	return 0;
-}
 
 static char root[] = "/tmp/cse-sched-XXXXXX";
 static char data[64];
 
 static int setup(void **state)
 {
-	char cmd[1024];
-
 	(void)state;
 	if (!mkdtemp(root))
 		return -1;
 	snprintf(data, sizeof(data), "%s.data", root);
-	snprintf(cmd, sizeof(cmd),
-		 "mkdir -p %s/b %s && touch %s/cgroup.procs %s/b/cgroup.procs"
-		 " && for i in 1 2 3 4 5; do echo $i > %s/f$i; done",
-		 root, data, root, root, data);
-	return system(cmd) == 0 ? 0 : -1;
+	tree_cgroups(root, ". b");
+	fixture_sh("mkdir -p %s && for i in 1 2 3 4 5; do echo $i > %s/f$i; done", data, data);
+	return 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[700];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, data);
-	return system(cmd) == 0 ? 0 : -1;
+	return tree_remove(root) | tree_remove(data);
 }
 
 static const struct render_meta meta = { .version = "t", .revision = "t" };
@@ -125,8 +95,8 @@ static void test_shared_scan(void **state)
 
 	(void)state;
 	assert_int_equal(scheduler_new(c, &meta, &s), 0);
-	fake_calls = 0;
-	fake_delay_ms = 100; /* 5 files: a scan of half a second, long enough under load */
+	fake_reset_calls();
+	fake_set_delay(100); /* 5 files: a scan of half a second, long enough under load */
 	pthread_barrier_init(&start, NULL, 4);
 	for (int i = 0; i < 4; i++) {
 		r[i] = (struct racer){ .s = s, .start = &start };
@@ -134,13 +104,13 @@ static void test_shared_scan(void **state)
 	}
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
-	fake_delay_ms = 0;
+	fake_set_delay(0);
 	for (int i = 0; i < 4; i++) {
 		assert_non_null(r[i].got);
 		assert_ptr_equal(r[i].got, r[0].got);
 		assert_false(r[i].stale);
 	}
-	assert_int_equal(fake_calls, 5); /* one scan of five files */
+	assert_int_equal(fake_calls(), 5); /* one scan of five files */
 	assert_non_null(strstr(r[0].got->text, "cachestat_cgroup_files{cgroup=\"/b\"} 5\n"));
 	assert_non_null(r[0].got->gz);
 	for (int i = 0; i < 4; i++)
@@ -184,11 +154,11 @@ static void test_stuck_scan(void **state)
 
 	(void)state;
 	assert_int_equal(scheduler_new(c, &meta, &s), 0);
-	fake_delay_ms = 0;
+	fake_set_delay(0);
 	assert_int_equal(scheduler_get(s, 5000000000ULL, true, &first, &stale), 0);
 	assert_false(stale);
 
-	fake_delay_ms = 3000;
+	fake_set_delay(3000);
 	t0 = scheduler_now_ns();
 	assert_int_equal(scheduler_get(s, 300000000ULL, true, &b, &stale), 0);
 	assert_true(since(t0) < 1.0);
@@ -215,7 +185,7 @@ static void test_stuck_scan(void **state)
 	assert_int_equal(scheduler_stuck_total(s), 1);
 
 	/* the file system answers again: the quarantine ends with the stuck call, files counted */
-	fake_delay_ms = 0;
+	fake_set_delay(0);
 	b = NULL;
 	for (int i = 0; i < 40; i++) {
 		sched_body_unref(b);
@@ -243,11 +213,11 @@ static void test_min_interval(void **state)
 	(void)state;
 	assert_int_equal(scheduler_new(c, &meta, &s), 0);
 	scheduler_set_min_interval(s, 10);
-	fake_calls = 0;
+	fake_reset_calls();
 	assert_int_equal(scheduler_get(s, 5000000000ULL, true, &a, &stale), 0);
-	assert_int_equal(fake_calls, 5);
+	assert_int_equal(fake_calls(), 5);
 	assert_int_equal(scheduler_get(s, 5000000000ULL, true, &b, &stale), 0);
-	assert_int_equal(fake_calls, 5);
+	assert_int_equal(fake_calls(), 5);
 	assert_ptr_equal(a, b);
 	assert_false(stale);
 	sched_body_unref(b);
@@ -257,14 +227,14 @@ static void test_min_interval(void **state)
 	assert_int_equal(scheduler_get(s, 5000000000ULL, true, &b, &stale), 0);
 	assert_ptr_equal(a, b);
 	sched_body_unref(b);
-	for (int i = 0; i < 100 && __atomic_load_n(&fake_calls, __ATOMIC_RELAXED) < 10; i++)
+	for (int i = 0; i < 100 && fake_calls() < 10; i++)
 		usleep(20000);
-	assert_int_equal(fake_calls, 10);
+	assert_int_equal(fake_calls(), 10);
 	sched_body_unref(a);
 	scheduler_set_min_interval(s, 0);
 	usleep(100000); /* the background scan's end */
 	assert_int_equal(scheduler_get(s, 5000000000ULL, true, &b, &stale), 0);
-	assert_int_equal(fake_calls, 15);
+	assert_int_equal(fake_calls(), 15);
 	sched_body_unref(b);
 	scheduler_free(s);
 }
@@ -279,10 +249,10 @@ static void test_no_scan(void **state)
 
 	(void)state;
 	assert_int_equal(scheduler_new(c, &meta, &s), 0);
-	fake_calls = 0;
+	fake_reset_calls();
 	assert_int_equal(scheduler_get(s, 1000000000ULL, false, &b, &stale), -ENODATA);
 	usleep(100000);
-	assert_int_equal(fake_calls, 0);
+	assert_int_equal(fake_calls(), 0);
 	scheduler_free(s);
 }
 
@@ -320,7 +290,7 @@ static void test_free_while_waking(void **state)
 	sem_init(&x.in, 0, 0);
 	sem_init(&x.go, 0, 0);
 	sem_init(&x.done, 0, 0);
-	fake_delay_ms = 0;
+	fake_set_delay(0);
 	assert_int_equal(scheduler_new(make(10), &meta, &x.s), 0);
 	assert_int_equal(scheduler_enqueue(x.s, 5000000000ULL, true, &x.w), 0);
 	sem_wait(&x.in); /* the scan ended and its thread is in blocked_wake() */
