@@ -189,7 +189,7 @@ conn_holder() { # conn_holder PORT: the pids holding an accepted connection to 1
 }
 # no HTTP process died since the exporter started (the scanner would start another: a crash
 # must not pass for a process still running)
-no_http_death() { ! grep -q 'the HTTP process [0-9]* \(was killed\|exited\)' "$log"; }
+no_http_death() { ! grep -q 'msg="HTTP process \(killed\|exited\);' "$log"; }
 # the HTTP process of the running exporter: the one child of the scanner, once it has one
 wait_http_child() {
 	local c
@@ -288,7 +288,7 @@ hard_privsep() {
 		fail "privsep: no new HTTP process (children: '$(http_children)')"
 	eq "privsep: the new HTTP process holds no capability" \
 		"$(capfield CapEff "/proc/$newchild/status" 2>/dev/null)" 0000000000000000
-	grep -q "HTTP process $child was killed by signal 11" "$log" && pass "privsep: the death is logged" ||
+	grep -q "msg=\"HTTP process killed; starting a new one\" pid=$child signal=SIGSEGV\$" "$log" && pass "privsep: the death is logged" ||
 		fail "privsep: the death is not logged"
 	# SIGTERM: both end, the scanner with status 0, nothing left behind
 	kill -TERM "$exporter_pid"
