@@ -287,6 +287,11 @@ cp "$work/good.json" "$config"
 check "--once exits 0" test $? -eq 0
 check "--once text is clean for promtool" bash -c "promtool check metrics <'$work/once.prom'"
 check "--once text has the cgroup" grep -q "^cachestat_cgroup_files{cgroup=\"$label\"} 7$" "$work/once.prom"
+# --log.format=json: one object a line, promslog's keys first, every key lower_snake
+"$bin" --once --log.level=debug --log.format=json --path.cgroupfs="$cg2" --config.file="$config" \
+	>/dev/null 2>"$work/once-log.json"
+check "--log.format=json: $(wc -l <"$work/once-log.json") lines, each an object with time, level, source, msg first and lower_snake keys" \
+	jq -en '[inputs | keys_unsorted | .[0:4] == ["time", "level", "source", "msg"] and all(.[]; test("^[a-z][a-z0-9_]*$"))] | length > 0 and all' "$work/once-log.json"
 json_data_cached() {
 	jq -r --arg c "$label" --arg p "$data" \
 		'.cgroups[] | select(.cgroup == $c) | .top_files[] | select(.path == $p) | .cached_bytes' "$work/once.json"
