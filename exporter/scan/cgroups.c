@@ -318,7 +318,8 @@ static int choose(const char *path, struct found *f, struct cgroups_root *ret)
 {
 	if (f->v2 && f->v2_memory)
 		return root_set(ret, f->v2, CGROUPS_V2, false,
-				"--path.cgroupfs is not cgroup v2; walking the cgroup v2 mount\tpath_cgroupfs=%s", path);
+				"--path.cgroupfs is not cgroup v2; walking the cgroup v2 mount"
+				"\tpath_cgroupfs=%s", path);
 	if (f->memory)
 		return root_set(ret, f->memory, CGROUPS_V1_MEMORY, false,
 				"the memory controller is not on cgroup v2; walking the cgroup v1 memory "
@@ -327,9 +328,11 @@ static int choose(const char *path, struct found *f, struct cgroups_root *ret)
 	if (f->v2)
 		return root_set(ret, f->v2, CGROUPS_V2, false,
 				"the memory controller is neither on cgroup v2 nor on v1: walking the "
-				"cgroup v2 tree, without memory.stat series\tpath_cgroupfs=%s", path);
+				"cgroup v2 tree, without memory.stat series"
+				"\tpath_cgroupfs=%s", path);
 	return root_set(ret, path, CGROUPS_V2, true,
-			"no cgroup v2 mount nor cgroup v1 memory hierarchy found; walking --path.cgroupfs as it is"
+			"no cgroup v2 mount nor cgroup v1 memory hierarchy found; walking "
+			"--path.cgroupfs as it is"
 			"\tpath_cgroupfs=%s", path);
 }
 

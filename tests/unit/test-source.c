@@ -297,7 +297,8 @@ static int check_log_calls(const char *file, const char *text, FILE *report)
 			char fmt[1024];
 			int lineno = 1;
 
-			if (arg[-1] != '(' || (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_')))
+			if (arg[-1] != '(' ||
+			    (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_')))
 				continue;
 			while (line > text && line[-1] != '\n')
 				line--;
@@ -307,8 +308,9 @@ static int check_log_calls(const char *file, const char *text, FILE *report)
 				arg = skip_argument(arg);
 				arg += *arg == ',';
 			}
-			why = read_literals(arg, fmt, sizeof(fmt)) ? log_format_problem(fmt)
-								   : "a format that is no string literal";
+			why = read_literals(arg, fmt, sizeof(fmt))
+				      ? log_format_problem(fmt)
+				      : "a format that is no string literal";
 			if (!why)
 				continue;
 			for (const char *q = text; q < p; q++)
