@@ -461,14 +461,15 @@ static void log_privs(const struct args *a, const struct sandbox_result *res)
 		snprintf(list + strlen(list), sizeof(kept) - strlen(list), "%s%s",
 			 list[0] ? "," : "", sandbox_caps[i].name);
 	}
-	log_info("scanner: privileges dropped%s%s; capabilities kept: %s",
-		 res->changed_user ? ", running as " : "", res->changed_user ? res->user : "",
-		 kept[0] ? kept : "none");
+	log_info("privileges dropped\tprocess=scanner\tcapabilities_kept=%s%s%s",
+		 kept[0] ? kept : "none", res->changed_user ? "\tuser=" : "",
+		 res->changed_user ? res->user : "");
 	if (missing[0])
-		log_info("capabilities not held (some files may be skipped): %s", missing);
+		log_info("capabilities not held; some files may be skipped\tcapabilities_missing=%s",
+			 missing);
 	if (res->stayed_root)
-		log_info("running as root: without CAP_SETUID and CAP_SETGID the uid cannot "
-			 "change to %s", a->user ? a->user : sandbox_default_user());
+		log_info("running as root: without CAP_SETUID and CAP_SETGID the uid cannot change"
+			 "\tuser=%s", a->user ? a->user : sandbox_default_user());
 }
 
 /*
@@ -484,7 +485,7 @@ static int after_bind(const struct args *a)
 	if (a->drop_privileges) {
 		r = sandbox_drop(a->user ? a->user : sandbox_default_user(), &res, &err);
 		if (r < 0) {
-			log_error("dropping privileges: %s", err ? err : strerror(-r));
+			log_error("cannot drop privileges\terr=%s", err ? err : strerror(-r));
 			return r;
 		}
 		log_privs(a, &res);
@@ -494,10 +495,11 @@ static int after_bind(const struct args *a)
 	if (a->seccomp) {
 		r = sandbox_seccomp(&err);
 		if (r < 0) {
-			log_error("%s", err ? err : strerror(-r));
+			log_error("cannot install the seccomp filter\tprocess=scanner\terr=%s",
+				  err ? err : strerror(-r));
 			return r;
 		}
-		log_info("scanner: seccomp filter installed");
+		log_info("seccomp filter installed\tprocess=scanner");
 	}
 	return 0;
 }
@@ -513,7 +515,8 @@ static int http_process_filter(void *userdata)
 		return 0;
 	r = sandbox_seccomp_http(&err);
 	if (r < 0)
-		log_error("HTTP process: %s", err ? err : strerror(-r));
+		log_error("cannot install the seccomp filter\tprocess=http\terr=%s",
+			  err ? err : strerror(-r));
 	return r;
 }
 
@@ -546,7 +549,7 @@ static int run_once(struct scan_engine *c, enum format format)
 
 	r = scan_engine_run(c, &snap);
 	if (r < 0) {
-		log_error("scan failed: %s", strerror(-r));
+		log_error("scan failed\terr=%s", strerror(-r));
 		return r;
 	}
 	if (snap->problem)
@@ -575,12 +578,12 @@ static void reload_config(struct scan_engine *c, const struct args *a)
 		return;
 	}
 	if (load_config(a->config_file, &cfg, &err) < 0) {
-		log_warn("config reload failed, keeping the running config: %s",
-			 err ? err : "out of memory");
+		log_warn("config reload failed, keeping the running config\tfile=%s\terr=%s",
+			 a->config_file, err ? err : "out of memory");
 		return;
 	}
 	scan_engine_set_config(c, cfg);
-	log_info("config reloaded from %s", a->config_file);
+	log_info("config reloaded\tfile=%s", a->config_file);
 }
 
 /*
@@ -622,7 +625,7 @@ static void probe_cachestat(const struct args *a, struct pagecache *ret)
 
 	r = pagecache_probe_default(ret);
 	if (r < 0)
-		log_warn("cachestat probe failed (%s); assuming no cachestat", strerror(-r));
+		log_warn("cachestat probe failed; assuming no cachestat\terr=%s", strerror(-r));
 	if (ret->abi == PAGECACHE_ABI_NONE && cachestat >= 0 && a->enable[cachestat] &&
 	    started_under_seccomp())
 		log_warn("no cachestat(2): the kernel lacks it, or the seccomp filter this process was "
@@ -642,7 +645,8 @@ static int resolve_cgroup_root(struct args *a, struct collector_options *co)
 	if (cgroups_resolve_root(a->cgroupfs, a->cgroupfs_given, &root) < 0)
 		return -ENOMEM;
 	if (root.note)
-		log_msg(root.note_warn ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, "%s", root.note);
+		log_msg(root.note_warn ? LOG_LEVEL_WARN : LOG_LEVEL_INFO,
+			"cgroup tree chosen\tcgroupfs=%s\treason=%s", root.path, root.note);
 	a->cgroupfs_resolved = TAKE_PTR(root.path);
 	*co = (struct collector_options){ .cgroupfs = a->cgroupfs_resolved, .procfs = a->procfs,
 					  .memory_v1 = root.layout == CGROUPS_V1_MEMORY,
@@ -659,20 +663,20 @@ static int resolve_cgroup_root(struct args *a, struct collector_options *co)
  */
 static void log_skip(const struct skiplog_event *ev, uint64_t suppressed)
 {
-	char err[96] = "", more[80] = "";
+	char err[96] = "", more[48] = "";
 
 	if (ev->summary) {
-		log_debug("file skipped: reason=%s: %" PRIu64 " more lines suppressed in this scan",
+		log_debug("more files skipped than logged in this scan\treason=%s\tsuppressed=%" PRIu64,
 			  skip_reason_name(ev->reason), suppressed);
 		return;
 	}
 	if (ev->err > 0)
-		snprintf(err, sizeof(err), " errno=%s (%s)", strerrorname_np(ev->err) ?: "?",
+		snprintf(err, sizeof(err), "\terrno=%s\terr=%s", strerrorname_np(ev->err) ?: "?",
 			 strerror(ev->err));
 	if (suppressed)
-		snprintf(more, sizeof(more), " (%" PRIu64 " lines suppressed before this one)", suppressed);
-	log_debug("file skipped: reason=%s%s%s%s pid=%d comm=%s cgroup=%s file=%s%s",
-		  skip_reason_name(ev->reason), err, ev->call ? " call=" : "", ev->call ? ev->call : "",
+		snprintf(more, sizeof(more), "\tsuppressed=%" PRIu64, suppressed);
+	log_debug("file skipped\treason=%s%s%s%s\tpid=%d\tcomm=%s\tcgroup=%s\tfile=%s%s",
+		  skip_reason_name(ev->reason), err, ev->call ? "\tcall=" : "", ev->call ? ev->call : "",
 		  (int)ev->pid, ev->comm ? ev->comm : "-", ev->cgroup ? ev->cgroup : "-",
 		  ev->file ? ev->file : "-", more);
 }
@@ -698,14 +702,12 @@ static void log_budget(const struct args *a, const struct config *cfg)
 		if (!def->describe || more_used >= sizeof(more))
 			continue;
 		def->describe(cfg, what, sizeof(what));
-		more_used += (size_t)snprintf(more + more_used, sizeof(more) - more_used, "; %s: %s",
+		more_used += (size_t)snprintf(more + more_used, sizeof(more) - more_used, "\t%s=%s",
 					      def->name, what);
 	}
-	if (a->scan_min_interval > 0)
-		log_info("will send: collectors %s%s; scrapes within %gs of a scan share its snapshot",
-			 names, more, a->scan_min_interval);
-	else
-		log_info("will send: collectors %s%s; every scrape waits for a scan", names, more);
+	/* scan_min_interval_seconds: scrapes within it of a scan share its snapshot (0: none do) */
+	log_info("will send\tcollectors=%s%s\tscan_min_interval_seconds=%g", names, more,
+		 a->scan_min_interval);
 }
 
 /* The config, the cachestat probe and the cgroup mount, into a collector. Logs why not. */
@@ -719,7 +721,8 @@ static int make_collector(struct args *a, struct scan_engine **ret)
 
 	r = load_config(a->config_file, &cfg, &err);
 	if (r < 0) {
-		log_error("bad config: %s", err ? err : "out of memory");
+		log_error("bad config\tfile=%s\terr=%s", a->config_file ? a->config_file : "-",
+			  err ? err : "out of memory");
 		return r;
 	}
 	probe_cachestat(a, &pc);
@@ -732,7 +735,7 @@ static int make_collector(struct args *a, struct scan_engine **ret)
 		skiplog_set_sink(log_skip);
 	r = scan_engine_new(&co, &pc, TAKE_PTR(cfg), ret);
 	if (r < 0)
-		log_error("cannot set up the collector: %s", strerror(-r));
+		log_error("cannot set up the collector\terr=%s", strerror(-r));
 	return r;
 }
 
@@ -766,7 +769,7 @@ static int supervise(struct http_server *srv, struct scheduler *sched, struct da
 					 .on_hup = on_hup, .userdata = d };
 	r = supervise_start(&so, &sv);
 	if (r < 0) {
-		log_error("cannot start the HTTP process: %s", strerror(-r));
+		log_error("cannot start the HTTP process\terr=%s", strerror(-r));
 		privsep_server_free(ps);
 		return r;
 	}
@@ -808,14 +811,14 @@ static int run_daemon(struct scan_engine **cp, struct args *a)
 
 	r = scheduler_new(*cp, &meta, &sched);
 	if (r < 0) {
-		log_error("cannot set up the scheduler: %s", strerror(-r));
+		log_error("cannot set up the scheduler\terr=%s", strerror(-r));
 		return r;
 	}
 	*cp = NULL;
 	scheduler_set_min_interval(sched, a->scan_min_interval);
 	r = http_listen(&ho, &srv, &err);
 	if (r < 0) {
-		log_error("%s", err ? err : strerror(-r));
+		log_error("cannot start the HTTP server\terr=%s", err ? err : strerror(-r));
 		return r;
 	}
 	r = supervise(srv, sched, &d);

@@ -23,7 +23,8 @@ static _Thread_local struct slot *mine;
 static void place_set(struct slot *s, uint_fast64_t mnt)
 {
 	if (atomic_exchange(&s->reported, false))
-		log_info("mount %llu answers again after %.1f s; its files are measured again",
+		log_info("mount answers again; its files are measured again"
+			 "\tmount_id=%llu\tstuck_seconds=%.1f",
 			 (unsigned long long)(atomic_load(&s->mnt) - 1),
 			 (double)(monotonic_ns() - atomic_load(&s->since)) / 1e9);
 	atomic_store(&s->since, 0); /* while it changes: see quarantine_holds() */
@@ -85,8 +86,8 @@ bool quarantine_holds(uint64_t mnt_id)
 		if (!since || now < since || now - since < QUARANTINE_AFTER_NS)
 			continue;
 		if (!atomic_exchange(&s->reported, true))
-			log_warn("mount %llu has not answered a call for %.1f s; its files are skipped "
-				 "(reason=mount_stuck) until it does",
+			log_warn("mount has not answered a call; its files are skipped until it does"
+				 "\tmount_id=%llu\tstuck_seconds=%.1f\treason=mount_stuck",
 				 (unsigned long long)mnt_id, (double)(now - since) / 1e9);
 		return true;
 	}

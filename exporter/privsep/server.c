@@ -141,7 +141,7 @@ static void answer(struct ps_wait *pw)
 	/* a peer gone is the reader's to see; one that does not read is dropped */
 	a.log_repeats_total = log_repeats_suppressed();
 	if (privsep_send(pw->conn->sock, &a, sizeof(a), fds, n_fds) == -EAGAIN) {
-		log_warn("the HTTP process leaves its answers unread: closing its channel");
+		log_warn("HTTP process leaves its answers unread; closing its channel");
 		shutdown(pw->conn->sock, SHUT_RDWR);
 	}
 	pthread_mutex_unlock(&pw->conn->send_lock);
@@ -205,10 +205,10 @@ static void *conn_reader(void *arg)
 			r = -ENOBUFS;
 		if (r < 0) {
 			if (r == -ENOBUFS)
-				log_warn("the HTTP process has %d asks pending: closing its channel",
-					 PRIVSEP_MAX_PENDING);
+				log_warn("HTTP process has too many asks pending; closing its channel"
+					 "\tpending=%d", PRIVSEP_MAX_PENDING);
 			else if (r != -ECONNRESET && r != -ESHUTDOWN)
-				log_warn("the HTTP process sent a bad message (%s): closing its channel",
+				log_warn("HTTP process sent a bad message; closing its channel\terr=%s",
 					 strerror(-r));
 			break;
 		}

@@ -65,7 +65,7 @@ static void close_all_but(const int *keep, size_t n)
 static void scanner_lost(void *userdata, int error)
 {
 	(void)userdata;
-	log_error("the scanner process is gone (%s): the HTTP process exits, serving nothing stale",
+	log_error("scanner process gone; the HTTP process exits, serving nothing stale\terr=%s",
 		  strerror(-error));
 	_exit(EXIT_FAILURE);
 }
@@ -102,22 +102,24 @@ static int http_process(struct supervisor *sv, pid_t parent, int sock)
 	close_all_but(keep, n + 1);
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0 || getppid() != parent)
 		return EXIT_FAILURE; /* the scanner is gone already */
-	if (sv->o.drop_privileges && sandbox_drop_all(&err) < 0) {
-		log_error("HTTP process: %s", err ? err : "cannot drop its capabilities");
+	r = sv->o.drop_privileges ? sandbox_drop_all(&err) : 0;
+	if (r < 0) {
+		log_error("HTTP process cannot drop its capabilities\terr=%s",
+			  err ? err : strerror(-r));
 		return EXIT_FAILURE;
 	}
 	r = privsep_client_new(sock, scanner_lost, NULL, &client);
 	if (r < 0) {
-		log_error("HTTP process: cannot start: %s", strerror(-r));
+		log_error("HTTP process cannot reach the scanner\terr=%s", strerror(-r));
 		return EXIT_FAILURE;
 	}
 	src = privsep_client_source(client);
 	r = http_serve(sv->o.http, &src, &err);
 	if (r < 0) {
-		log_error("HTTP process: %s", err ? err : strerror(-r));
+		log_error("HTTP process cannot serve\terr=%s", err ? err : strerror(-r));
 		return EXIT_FAILURE;
 	}
-	log_debug("HTTP process %d serving", (int)getpid());
+	log_debug("HTTP process serving\tpid=%d", (int)getpid());
 	http_process_wait(sv->o.http);
 	http_stop(sv->o.http);
 	privsep_client_free(client);
@@ -179,11 +181,11 @@ static void serving_died(struct supervisor *sv, int status)
 	uint64_t now = monotonic_ns();
 
 	if (WIFSIGNALED(status))
-		log_error("the HTTP process %d was killed by signal %d (%s); starting a new one",
-			  (int)sv->pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
+		log_error("HTTP process killed; starting a new one\tpid=%d\tsignal=SIG%s",
+			  (int)sv->pid, sigabbrev_np(WTERMSIG(status)) ?: "?");
 	else
-		log_error("the HTTP process %d exited with status %d; starting a new one",
-			  (int)sv->pid, WEXITSTATUS(status));
+		log_error("HTTP process exited; starting a new one\tpid=%d\tstatus=%d", (int)sv->pid,
+			  WEXITSTATUS(status));
 	if (now - sv->started_ns < SUPERVISE_QUICK_DEATH_NS && sv->restarts > 0)
 		sv->delay_ns = sv->delay_ns ? sv->delay_ns * 2 : NS_PER_S;
 	else
@@ -216,9 +218,11 @@ static void replace(struct supervisor *sv)
 {
 	pid_t old = sv->pid;
 	size_t slot = 0;
+	int r = spawn(sv);
 
-	if (spawn(sv) < 0) {
-		log_warn("cannot start an HTTP process on the new web config; keeping the running one");
+	if (r < 0) {
+		log_warn("cannot start an HTTP process on the new web config; keeping the running one"
+			 "\terr=%s", strerror(-r));
 		return;
 	}
 	if (old <= 0)
@@ -229,7 +233,8 @@ static void replace(struct supervisor *sv)
 		kill(sv->retired[slot], SIGKILL); /* retiring too slowly: its scrapes are cut */
 	sv->retired[slot] = old;
 	kill(old, SUPERVISE_RETIRE_SIGNAL);
-	log_info("HTTP process %d serves the new web config; %d retires", (int)sv->pid, (int)old);
+	log_info("HTTP process serves the new web config\tpid=%d\tretiring_pid=%d", (int)sv->pid,
+		 (int)old);
 }
 
 /* Once a second or after a signal: reaping, a due start, the web config. */
@@ -240,7 +245,7 @@ static void tick(struct supervisor *sv)
 		int r = spawn(sv);
 
 		if (r < 0) {
-			log_error("cannot start the HTTP process: %s; trying again", strerror(-r));
+			log_error("cannot start the HTTP process; trying again\terr=%s", strerror(-r));
 			sv->next_start_ns = monotonic_ns() + NS_PER_S;
 			return;
 		}
@@ -264,7 +269,7 @@ void supervise_run(struct supervisor *sv)
 		int sig = sigtimedwait(&set, NULL, &ts);
 
 		if (sig == SIGINT || sig == SIGTERM) {
-			log_info("received %s, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+			log_info("shutting down\tsignal=%s", sig == SIGINT ? "SIGINT" : "SIGTERM");
 			return;
 		}
 		if (sig == SIGHUP && sv->o.on_hup)

@@ -318,19 +318,22 @@ static int choose(const char *path, struct found *f, struct cgroups_root *ret)
 {
 	if (f->v2 && f->v2_memory)
 		return root_set(ret, f->v2, CGROUPS_V2, false,
-				"%s is not cgroup v2; walking the cgroup v2 mount at %s", path, f->v2);
+				"--path.cgroupfs is not cgroup v2; walking the cgroup v2 mount"
+				"\tpath_cgroupfs=%s", path);
 	if (f->memory)
 		return root_set(ret, f->memory, CGROUPS_V1_MEMORY, false,
-				"the memory controller is not on cgroup v2 (%s); walking the cgroup v1 "
-				"memory hierarchy at %s for the cgroups, their processes and memory.stat",
-				f->v2 ? f->v2 : "not mounted", f->memory);
+				"the memory controller is not on cgroup v2; walking the cgroup v1 memory "
+				"hierarchy for the cgroups, their processes and memory.stat"
+				"\tpath_cgroupfs=%s\tcgroup_v2=%s", path, f->v2 ? f->v2 : "none");
 	if (f->v2)
 		return root_set(ret, f->v2, CGROUPS_V2, false,
 				"the memory controller is neither on cgroup v2 nor on v1: walking the "
-				"cgroup v2 tree at %s, without memory.stat series", f->v2);
+				"cgroup v2 tree, without memory.stat series"
+				"\tpath_cgroupfs=%s", path);
 	return root_set(ret, path, CGROUPS_V2, true,
-			"no cgroup v2 mount nor cgroup v1 memory hierarchy found; walking %s as it is",
-			path);
+			"no cgroup v2 mount nor cgroup v1 memory hierarchy found; walking "
+			"--path.cgroupfs as it is"
+			"\tpath_cgroupfs=%s", path);
 }
 
 int cgroups_resolve_root(const char *path, bool given, struct cgroups_root *ret)
@@ -345,8 +348,9 @@ int cgroups_resolve_root(const char *path, bool given, struct cgroups_root *ret)
 	if (given && k == KIND_V2) {
 		found_mounted(&f);
 		r = f.memory ? root_set(ret, path, CGROUPS_V2, false,
-					"the memory controller is not on %s: no memory.stat series "
-					"(--path.cgroupfs=%s walks the v1 memory hierarchy)", path, f.memory)
+					"the memory controller is not on this tree: no memory.stat series; "
+					"--path.cgroupfs=memory_hierarchy walks the tree that has it"
+					"\tpath_cgroupfs=%s\tmemory_hierarchy=%s", path, f.memory)
 			     : root_set(ret, path, CGROUPS_V2, false, NULL);
 	} else if (given && (k == KIND_V1 || k == KIND_MISSING)) {
 		r = root_set(ret, path, CGROUPS_V2, false, NULL);
@@ -358,7 +362,8 @@ int cgroups_resolve_root(const char *path, bool given, struct cgroups_root *ret)
 			found_mounted(&f);
 		r = given && !f.v2 && !f.memory
 			    ? root_set(ret, path, CGROUPS_V2, true,
-				       "%s holds no cgroup hierarchy; walking it anyway", path)
+				       "--path.cgroupfs holds no cgroup hierarchy; walking it anyway"
+				       "\tpath_cgroupfs=%s", path)
 			    : choose(path, &f, ret);
 	}
 	free(f.v2);

@@ -53,7 +53,8 @@ enum cgroups_layout {
 struct cgroups_root {
 	char *path;
 	enum cgroups_layout layout;
-	char *note;     /* how the tree was chosen, for the caller to log; NULL: as asked */
+	char *note;     /* how the tree was chosen, for the caller to log; NULL: as asked.
+			 * A reason, then its fields after tabs ("\tpath_cgroupfs=..."). */
 	bool note_warn; /* the note is a warning: the tree may not be what was meant */
 };
 

@@ -125,9 +125,9 @@ fi
 [ "$client_rc" -eq 0 ] && [ "${errors:-1}" -eq 0 ] && pass "no errors in ${requests:-0} requests" ||
 	fail "errors: ${errors:-?} (see first_error above)"
 [ "${requests:-0}" -gt 0 ] && pass "requests were served" || fail "no request was served"
-n=$(grep -c 'level=error' "$log")
+n=$(grep -c 'level=ERROR' "$log")
 [ "$n" -eq 0 ] && pass "no error in the exporter's log" ||
-	{ fail "$n errors in the exporter's log"; grep 'level=error' "$log" | head -n 5; }
+	{ fail "$n errors in the exporter's log"; grep 'level=ERROR' "$log" | head -n 5; }
 scans=$(curl -s "http://127.0.0.1:$port/metrics" | grep -c '^cachestat_cgroup_cached_bytes')
 echo "after the load: $scans cgroups in a scrape"
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Checks of the source itself: no function in exporter/ over 60 lines, no goto-based cleanup,
- * no include pointing up the layers, the map of docs/design.md true to the folders, a sane
- * collector registry, and a section in docs/collectors.md for every collector in it.
+ * no include pointing up the layers, log calls with a constant msg and key=value fields, the
+ * map of docs/design.md true to the folders, a sane collector registry, and a section in
+ * docs/collectors.md for every collector in it.
  * EXPORTER_DIR and DOCS_DIR come from the Makefile.
  */
 #define _GNU_SOURCE
@@ -199,6 +200,133 @@ static void test_no_goto(void **state)
 {
 	(void)state;
 	check_all(check_goto, "goto(s) in exporter/ (use _cleanup_ and TAKE_PTR)");
+}
+
+/* The logging calls (base/log.h) and which of their arguments is the format. */
+static const struct {
+	const char *name;
+	int format_arg;
+} log_calls[] = {
+	{ "log_debug", 0 }, { "log_info", 0 },	{ "log_warn", 0 },
+	{ "log_error", 0 }, { "log_msg", 1 },	{ "log_warn_repeat", 1 },
+};
+
+/* Past the argument that starts at p (to its ',' or ')' at depth 0, string literals skipped). */
+static const char *skip_argument(const char *p)
+{
+	int depth = 0;
+
+	for (; *p; p++) {
+		if (*p == '"' || *p == '\'') {
+			char q = *p;
+
+			for (p++; *p && *p != q; p++)
+				if (*p == '\\' && p[1])
+					p++;
+		} else if (*p == '(') {
+			depth++;
+		} else if ((*p == ')' && depth-- == 0) || (*p == ',' && depth == 0)) {
+			return p;
+		}
+	}
+	return p;
+}
+
+/* The adjacent string literals at p, joined as written (escapes kept), into out. */
+static bool read_literals(const char *p, char *out, size_t size)
+{
+	size_t n = 0;
+	bool any = false;
+
+	for (;;) {
+		p += strspn(p, " \t\n");
+		if (*p != '"')
+			break;
+		any = true;
+		for (p++; *p && *p != '"'; p++) {
+			if (*p == '\\' && p[1] && n + 1 < size)
+				out[n++] = *p++;
+			if (n + 1 < size)
+				out[n++] = *p;
+		}
+		if (*p)
+			p++;
+	}
+	out[n] = '\0';
+	return any;
+}
+
+/*
+ * Why the format fmt (as written in the source) is no log line of the house style, or NULL:
+ * the message (before the first "\t") is a constant sentence, no directive in it, and each
+ * field after a "\t" starts with a lower_snake key and '='.
+ */
+static const char *log_format_problem(const char *fmt)
+{
+	const char *tab = strstr(fmt, "\\t");
+	size_t msg_len = tab ? (size_t)(tab - fmt) : strlen(fmt);
+
+	if (msg_len == 0)
+		return "an empty message";
+	for (size_t i = 0; i < msg_len; i++)
+		if (fmt[i] == '%' && fmt[i + 1] != '%')
+			return "a directive in the message (details go in fields after \\t)";
+		else if (fmt[i] == '%')
+			i++;
+	for (const char *f = tab; f; f = strstr(f, "\\t")) {
+		size_t key;
+
+		f += 2;
+		key = strspn(f, "abcdefghijklmnopqrstuvwxyz0123456789_");
+		if (key == 0 || f[key] != '=' || !islower((unsigned char)f[0]))
+			return "a field without a lower_snake key and '='";
+	}
+	return NULL;
+}
+
+/* Every log call of file passes a literal format that log_format_problem() accepts. */
+static int check_log_calls(const char *file, const char *text, FILE *report)
+{
+	int bad = 0;
+
+	for (size_t c = 0; c < sizeof(log_calls) / sizeof(log_calls[0]); c++) {
+		size_t len = strlen(log_calls[c].name);
+
+		for (const char *p = text; (p = strstr(p, log_calls[c].name)); p += len) {
+			const char *line = p, *arg = p + len + 1, *why;
+			char fmt[1024];
+			int lineno = 1;
+
+			if (arg[-1] != '(' ||
+			    (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_')))
+				continue;
+			while (line > text && line[-1] != '\n')
+				line--;
+			if (!strncmp(line + strspn(line, " \t"), "#define", 7))
+				continue;
+			for (int i = 0; i < log_calls[c].format_arg && *arg; i++) {
+				arg = skip_argument(arg);
+				arg += *arg == ',';
+			}
+			why = read_literals(arg, fmt, sizeof(fmt))
+				      ? log_format_problem(fmt)
+				      : "a format that is no string literal";
+			if (!why)
+				continue;
+			for (const char *q = text; q < p; q++)
+				lineno += *q == '\n';
+			fprintf(report, "  %s:%d: %s: \"%s\"\n", file, lineno, why, fmt);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+/* Log lines are promslog's: a constant msg, the details as key=value fields (base/log.h). */
+static void test_log_calls(void **state)
+{
+	(void)state;
+	check_all(check_log_calls, "log call(s) with details in msg in exporter/");
 }
 
 /* The rank of folder (the first len bytes of a path) in layers[], or -1 when it is not a layer. */
@@ -412,6 +540,16 @@ static void test_checks_can_fail(void **state)
 	assert_int_equal(entries_in_tree(map, null), 1); /* base/nosuch */
 	assert_true(folders_in_order(map, null) > 0);     /* base/ alone */
 	assert_true(modules_in_map(map, 1, null) > 0);    /* parse/ has none in it */
+	assert_int_equal(check_log_calls("x.c", "log_info(\"scan failed: %s\", e);", null), 1);
+	assert_int_equal(check_log_calls("x.c", "log_msg(LOG_LEVEL_WARN, \"%s\", note);", null), 1);
+	assert_int_equal(check_log_calls("x.c", "log_error(err);", null), 1);
+	assert_int_equal(check_log_calls("x.c", "log_warn(\"a\\tKey=%d\", 1);", null), 1);
+	assert_int_equal(check_log_calls("x.c", "log_warn(\"a\\t%s\", s);", null), 1);
+	assert_int_equal(check_log_calls("x.c", "log_warn_repeat(&slot, \"up %d%%\", 1);", null), 1);
+	assert_int_equal(check_log_calls("x.c", "log_info(\"Listening on\\taddress=%s\", a);\n"
+				       "log_msg(f(a, b), \"scan \"\n\t\"problem\\tproblem=%s\", p);\n"
+				       "log_warn_repeat(&slot, \"100%% done\\tn=%d\", 1);\n"
+				       "#define log_info(...) log_msg_at(__VA_ARGS__)\n", null), 0);
 	fclose(null);
 	free(map);
 }
@@ -482,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_function_length),
 		cmocka_unit_test(test_no_goto),
 		cmocka_unit_test(test_layers),
+		cmocka_unit_test(test_log_calls),
 		cmocka_unit_test(test_map),
 		cmocka_unit_test(test_checks_can_fail),
 		cmocka_unit_test(test_registry),
