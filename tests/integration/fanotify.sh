@@ -193,14 +193,17 @@ gt() { [ "${1:-0}" -gt "${2:-0}" ]; }
 
 # Credentials at the time of the open: a process opens a file as root, drops to nobody, then
 # opens a root-owned 0644 file. Judged as nobody (neither its owner nor a writer), the second is
-# not its recent file; root's credentials must not be carried over to it.
+# not its recent file; root's credentials must not be carried over to it. The listener reads the
+# credentials when it handles an event, so the process drops only once the first open is counted
+# (the file "go"): a drop before that would have the root open judged as nobody's, which is safe
+# but not what this case checks.
 mkdir "$parent/drop"
 head -c 65536 /dev/urandom >"$mnt/first.bin"
 head -c 65536 /dev/urandom >"$mnt/after-drop.bin"
 chmod 0644 "$mnt/first.bin" "$mnt/after-drop.bin"
 events0=$(metric cachestat_fanotify_events_total)
 python3 - "$parent/drop" "$work/dropped" "$mnt/first.bin" "$mnt/after-drop.bin" "$(id -u nobody)" \
-	"$(id -g nobody)" <<'EOF' &
+	"$(id -g nobody)" "$work/go" <<'EOF' &
 import os, sys, time
 with open(os.path.join(sys.argv[1], "cgroup.procs"), "w") as f:
     f.write(str(os.getpid()))
@@ -208,6 +211,8 @@ done = open(sys.argv[2], "w")  # opened as root: written once the second file is
 mnt = os.open(os.path.dirname(sys.argv[4]), os.O_RDONLY | os.O_DIRECTORY)
 with open(sys.argv[3], "rb") as f:
     f.read()
+while not os.path.exists(sys.argv[7]):
+    time.sleep(0.05)
 uid, gid = int(sys.argv[5]), int(sys.argv[6])
 os.setgroups([])
 os.setresgid(gid, gid, gid)
@@ -220,6 +225,9 @@ done.close()
 time.sleep(600)
 EOF
 loop_pids+=($!)
+seen_first() { [ "$(metric cachestat_fanotify_events_total)" -ge $((events0 + 1)) ]; }
+wait_for 100 seen_first
+touch "$work/go"
 seen_both() { [ -s "$work/dropped" ] && [ "$(metric cachestat_fanotify_events_total)" -ge $((events0 + 2)) ]; }
 wait_for 100 seen_both
 check "the listener read both opens of the process that dropped root" seen_both

@@ -70,7 +70,7 @@ capfield() { awk -v f="$1:" '$1 == f { print $2 }' "$2"; } # capfield FIELD STAT
 http_children() { cat "/proc/$exporter_pid/task/"*/children 2>/dev/null | xargs; }
 # no HTTP process died since the exporter started (the scanner would start another: a crash
 # must not pass for a process still running)
-no_http_death() { ! grep -q 'the HTTP process [0-9]* \(was killed\|exited\)' "$log"; }
+no_http_death() { ! grep -q 'msg="HTTP process \(killed\|exited\);' "$log"; }
 # wait_http_child [NOT_PID]: the HTTP process of the running exporter, the one child of the
 # scanner, once it has one (other than NOT_PID)
 wait_http_child() {
