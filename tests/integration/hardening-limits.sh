@@ -56,8 +56,6 @@ printf '{ "cgroups": [ { "match": "/", "paths": ["%s"] } ] }\n' "$work/deep" >"$
 if ! command -v prlimit >/dev/null; then
 	skip "RLIMIT_NOFILE" "prlimit (util-linux) not installed"
 elif wrap=(prlimit --nofile=16:16) && start_exporter --config.file="$work/deep.json"; then
-	# shellcheck disable=SC2034 # read by start_exporter (tests/lib/tap.sh)
-	wrap=()
 	codes=
 	for _ in 1 2 3; do
 		codes="$codes$(curl -s -m 20 -o "$work/deep.prom" -w '%{http_code}' "$base/metrics") "

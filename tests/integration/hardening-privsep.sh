@@ -141,7 +141,6 @@ hard_privsep() {
 		skip "privsep: started with ambient capabilities" "setpriv (util-linux) not installed"
 	elif wrap=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps="$four" --ambient-caps="$four" --) &&
 		start_exporter; then
-		wrap=()
 		child=$(wait_http_child) || child=
 		st=/proc/$child/status
 		eq "privsep: ambient start, the scanner keeps the four" \
@@ -203,7 +202,6 @@ elif start_exporter --security.seccomp; then
 		skip "root without CAP_SETUID" "setpriv (util-linux) not installed"
 	elif wrap=(setpriv --bounding-set "-all,+sys_ptrace,+dac_read_search,+fowner,+checkpoint_restore" --) &&
 		start_exporter; then
-		wrap=()
 		eq "root without CAP_SETUID stays root" "$(awk '/^Uid:/ { print $2 }' /proc/$exporter_pid/status)" 0
 		eq "root without CAP_SETUID keeps the four capabilities" \
 			"$(awk '/^CapEff:/ { print $2 }' /proc/$exporter_pid/status)" 000001000008000c

@@ -67,6 +67,7 @@ bcrypt() {
 
 # ---- the HTTP process of the running exporter ----
 capfield() { awk -v f="$1:" '$1 == f { print $2 }' "$2"; } # capfield FIELD STATUS_FILE
+# shellcheck disable=SC2154 # exporter_pid: set by start_exporter (tests/lib/tap.sh)
 http_children() { cat "/proc/$exporter_pid/task/"*/children 2>/dev/null | xargs; }
 # no HTTP process died since the exporter started (the scanner would start another: a crash
 # must not pass for a process still running)

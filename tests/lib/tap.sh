@@ -86,13 +86,14 @@ stop_exporter() {
 	return 0
 }
 # start_exporter ARGS...: (re)starts "$bin" on 127.0.0.1:$port with --path.cgroupfs=$cg2 and
-# ARGS, through "${wrap[@]}" if set, and waits until it listens. On failure it counts one failed
-# result, shows the log, clears wrap and returns 1.
+# ARGS, through "${wrap[@]}" if set (for this start only: it clears wrap), and waits until it
+# listens. On failure it counts one failed result, shows the log and returns 1.
 # shellcheck disable=SC2154 # bin, port, cg2 and log are the suite's (see the top)
 start_exporter() {
 	stop_exporter
 	"${wrap[@]}" "$bin" --web.listen-address="127.0.0.1:$port" --path.cgroupfs="$cg2" "$@" 2>"$log" &
 	exporter_pid=$!
+	wrap=()
 	for _ in $(seq 200); do
 		grep -qi 'listening on' "$log" 2>/dev/null && return 0
 		kill -0 "$exporter_pid" 2>/dev/null || break
@@ -101,6 +102,5 @@ start_exporter() {
 	fail "the exporter did not start with: $*"
 	sed 's/^/  | /' "$log"
 	stop_exporter
-	wrap=()
 	return 1
 }
