@@ -14,7 +14,8 @@
 #   file: exporter/scan/engine.c    (relative to the repository's top)
 #   from: the exact original text (one line)
 #   to: its replacement
-#   tests: test-collect-exact test-collect   (unit test binaries, or sh:COMMAND run from the top)
+#   tests: test-collect-exact test-collect   (unit test binaries, then at most one sh:COMMAND run from
+#          the top: the rest of the line, spaces and all, so that it can name the one check that applies)
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +24,7 @@ list=${1:-$top/scripts/mutations.txt}
 . "$top/tests/lib/tap.sh"
 
 # The tests of the list, built in the tree (where they stay for the next run), then copied.
-mapfile -t all_tests < <(sed -n 's/^tests: *//p' "$list" | tr ' ' '\n' | grep -v '^sh:' | sort -u)
+mapfile -t all_tests < <(sed -n 's/^tests: *//p' "$list" | sed 's/sh:.*//' | tr ' ' '\n' | grep . | sort -u)
 mapfile -t all_sh < <(sed -n 's/^tests: *//p' "$list" | grep -o 'sh:.*' | sort -u)
 make -s -C "$top/exporter" "${all_tests[@]/#/build/asan/}" >/dev/null || {
 	fail "the unit tests of the list build"
@@ -95,7 +96,7 @@ mutate_one() { # name module file from to tests
 		return
 	fi
 	cp -p "$src" "$bak"
-	keep_build "$file" "$tests"
+	keep_build "$file" "${tests%%sh:*}"
 	apply "$src" "$from" "$to"
 	rc=$?
 	if [ "$rc" -ne 0 ]; then
@@ -103,8 +104,10 @@ mutate_one() { # name module file from to tests
 		table+=("$(printf '%-52s %-10s %s' "$name" "$module" "ROT: text not found once")")
 		return
 	fi
-	# shellcheck disable=SC2086 # the list of tests is split on purpose
-	if caught=$(run $tests); then
+	local -a items
+	read -r -a items <<<"${tests%%sh:*}"
+	[[ $tests == *sh:* ]] && items+=("sh:${tests#*sh:}")
+	if caught=$(run "${items[@]}"); then
 		fail "$module: $name: SURVIVED ($tests all pass)"
 		table+=("$(printf '%-52s %-10s %s' "$name" "$module" "SURVIVED")")
 	elif [ "$caught" = "build failed" ]; then
