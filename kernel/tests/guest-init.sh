@@ -56,4 +56,5 @@ echo "=== dmesg end"
 umount /mnt/scratch
 swapoff /dev/vdb
 sync
-poweroff -f
+# No ACPI to power off with: the reboot ends QEMU (-no-reboot).
+reboot -f

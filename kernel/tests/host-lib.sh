@@ -85,10 +85,10 @@ parse_run() {
 		tr -d '\r' <"$log" | sed -n '/^=== dmesg end/,$p'; } | grep -E "$SPLAT_RE" || true)
 	if [ -n "$splats" ]; then
 		RES_FAIL=$((RES_FAIL + 1))
-		printf 'FAIL %s kernel log at power-off has no splat:\n' "$label"
+		printf 'FAIL %s kernel log at the end of the run has no splat:\n' "$label"
 		echo "$splats" | head -n 40 | sed 's/^/     | /'
 	else
 		RES_PASS=$((RES_PASS + 1))
-		printf 'PASS %s kernel log at power-off has no splat\n' "$label"
+		printf 'PASS %s kernel log at the end of the run has no splat\n' "$label"
 	fi
 }

@@ -30,7 +30,7 @@ vm_kernel() {
 
 vm_boot() {
 	VM_RUN=$1
-	local image kernel mem half
+	local image kernel mem
 	image=${E2E_IMAGE:-$("$E2E_DIR/build-image.sh" | tail -n 1)}
 	kernel=$(vm_kernel)
 	[ -f "$kernel" ] || die "no kernel image at '$kernel'"
@@ -47,13 +47,10 @@ vm_boot() {
 	mkswap -L cse-swap "$VM_RUN/swap.img" >/dev/null 2>&1
 
 	mem=${E2E_MEM_MB:-3072}
-	half=$((mem / 2))
 	local args=(
 		-name cachestat-e2e -accel tcg -machine q35 -display none -monitor none -no-reboot
 		-smp "2,sockets=2,cores=1,threads=1" -m "${mem}M"
-		-object "memory-backend-ram,id=mem0,size=${half}M" -object "memory-backend-ram,id=mem1,size=$((mem - half))M"
-		-numa "node,nodeid=0,cpus=0,memdev=mem0" -numa "node,nodeid=1,cpus=1,memdev=mem1"
-		-kernel "$kernel" -append "root=/dev/vda rw console=ttyS0 panic=-1 ${E2E_APPEND:-}"
+		-kernel "$kernel" -append "root=/dev/vda rw console=ttyS0 panic=-1 numa=fake=2 ${E2E_APPEND:-}"
 		-drive "file=$VM_RUN/root.qcow2,if=virtio,format=qcow2"
 		-drive "file=$VM_RUN/seed.iso,if=virtio,format=raw,readonly=on"
 		-drive "file=$VM_RUN/bundle.iso,if=virtio,format=raw,readonly=on"
