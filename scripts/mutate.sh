@@ -86,7 +86,7 @@ PY
 
 mutate_one() { # name module file from to tests
 	local name=$1 module=$2 file=$3 from=$4 to=$5 tests=$6 rc caught
-	local src=$scratch/$file bak=$scratch/.orig
+	local src=$scratch/$file bak=$scratch/.orig units=${6%%sh:*} items
 	if [ -n "${MUTATE_ONLY:-}" ] && ! [[ $name =~ $MUTATE_ONLY ]]; then
 		return
 	fi
@@ -96,7 +96,7 @@ mutate_one() { # name module file from to tests
 		return
 	fi
 	cp -p "$src" "$bak"
-	keep_build "$file" "${tests%%sh:*}"
+	keep_build "$file" "$units"
 	apply "$src" "$from" "$to"
 	rc=$?
 	if [ "$rc" -ne 0 ]; then
@@ -104,8 +104,7 @@ mutate_one() { # name module file from to tests
 		table+=("$(printf '%-52s %-10s %s' "$name" "$module" "ROT: text not found once")")
 		return
 	fi
-	local -a items
-	read -r -a items <<<"${tests%%sh:*}"
+	read -r -a items <<<"$units"
 	[[ $tests == *sh:* ]] && items+=("sh:${tests#*sh:}")
 	if caught=$(run "${items[@]}"); then
 		fail "$module: $name: SURVIVED ($tests all pass)"
