@@ -5,7 +5,9 @@
 #
 # PREBUILD=COMMAND (make test: scripts/prebuild.sh) runs in the background, at the lowest CPU priority, beside the
 # suites: it builds ahead what the later suites need. Its log is prebuild.log; the run waits for it at the end, and
-# its failure counts as one. Each suite's time is shown in the table, with the whole run's.
+# its failure counts as one. The table shows each suite's time, the CPU time of its processes (user + system, of
+# those it waited for) and how busy the machine's CPUs were meanwhile (the background build included), then the
+# whole run's.
 #
 # Every suite ends its output with the line "N passed, N failed, N skipped" (tests/lib/tap.sh) and
 # prints one line per skip, "skip - WHAT (REASON)". A suite fails as a whole (one failure more)
@@ -19,13 +21,32 @@ here=$(cd "$(dirname "$0")" && pwd)
 allowlist=${SKIP_ALLOWLIST:-$here/skip-allowlist}
 log_dir=${SUITE_LOG_DIR:-$(mktemp -d)}
 mkdir -p "$log_dir"
-total_pass=0 total_fail=0 total_skip=0
+total_pass=0 total_fail=0 total_skip=0 cpu_total=0
 summary=() skips=()
 run_start=$SECONDS
 
 # m:ss of a number of seconds.
 mmss() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
 
+# cpu_seconds FILE: the CPU seconds (user + system) of the children of a shell whose EXIT trap wrote its times
+# into FILE (run_timed): those of one suite, or of the background build, apart from each other.
+cpu_seconds() {
+	awk 'function sec(t) { split(t, a, /[ms]/); return a[1] * 60 + a[2] }
+		NR == 2 { printf "%.0f\n", sec($1) + sec($2) }' "$1" 2>/dev/null || echo 0
+}
+# run_timed FILE COMMAND: runs COMMAND in a shell that writes its times into FILE when it exits.
+run_timed() { bash -c "trap 'times >\"$1\"' EXIT; $2"; }
+# "busy idle" clock ticks of all CPUs since boot, from /proc/stat (idle counts iowait too).
+cpu_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6; exit }' /proc/stat; }
+# busy_percent BEFORE AFTER: the share of the CPUs' time that was busy between two cpu_ticks.
+busy_percent() {
+	local b0 i0 b1 i1
+	read -r b0 i0 <<<"$1"
+	read -r b1 i1 <<<"$2"
+	echo $(((b1 - b0) * 100 / (b1 - b0 + i1 - i0 + 1)))
+}
+
+run_ticks=$(cpu_ticks)
 prebuild_pid=
 prebuild=${PREBUILD:-}
 # Not passed on: a suite that runs run-suites.sh itself (the harness checks, the mutation baseline) must not
@@ -33,7 +54,8 @@ prebuild=${PREBUILD:-}
 unset PREBUILD
 if [ -n "$prebuild" ]; then
 	echo "=== background: $prebuild (log: $log_dir/prebuild.log)"
-	nice -n 19 bash -c "$prebuild" >"$log_dir/prebuild.log" 2>&1 &
+	export -f run_timed
+	nice -n 19 bash -c 'run_timed "$@"' _ "$log_dir/prebuild.times" "$prebuild" >"$log_dir/prebuild.log" 2>&1 &
 	prebuild_pid=$!
 fi
 
@@ -53,9 +75,11 @@ for spec in "$@"; do
 	cmd=${spec#*=}
 	log="$log_dir/$name.log"
 	echo "=== suite $name: $cmd"
-	start=$SECONDS
-	bash -c "$cmd" 2>&1 | tee "$log"
+	start=$SECONDS ticks0=$(cpu_ticks)
+	run_timed "$log_dir/$name.times" "$cmd" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
+	cpu=$(cpu_seconds "$log_dir/$name.times") busy=$(busy_percent "$ticks0" "$(cpu_ticks)")
+	cpu_total=$((cpu_total + cpu))
 	line=$(grep -E '^([A-Za-z0-9_-]+: )?[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log" | tail -n 1)
 	pass=0 fail=0 skip=0 note=
 	if [ -n "$line" ]; then
@@ -88,8 +112,8 @@ for spec in "$@"; do
 		[ "${CI:-}" = true ] && fail=$((fail + skip - lines))
 	fi
 	total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail)) total_skip=$((total_skip + skip))
-	summary+=("$(printf '%-12s %4d passed, %4d failed, %4d skipped  (exit %d, %s)%s' "$name" "$pass" "$fail" "$skip" \
-		"$rc" "$(mmss $((SECONDS - start)))" "${note:+  $note}")")
+	summary+=("$(printf '%-14s %4d passed, %4d failed, %4d skipped  (exit %d, %s, CPU %d s, machine %d%% busy)%s' \
+		"$name" "$pass" "$fail" "$skip" "$rc" "$(mmss $((SECONDS - start)))" "$cpu" "$busy" "${note:+  $note}")")
 done
 
 if [ -n "$prebuild_pid" ]; then
@@ -97,6 +121,9 @@ if [ -n "$prebuild_pid" ]; then
 	wait "$prebuild_pid"
 	rc=$?
 	waited=$((SECONDS - start))
+	cpu=$(cpu_seconds "$log_dir/prebuild.times")
+	cpu_total=$((cpu_total + cpu))
+	summary+=("$(printf '%-14s CPU %d s' prebuild "$cpu")")
 	if [ "$rc" -ne 0 ]; then
 		summary+=("$(printf '%-12s background build failed (exit %d; see %s)' prebuild "$rc" "$log_dir/prebuild.log")")
 		total_fail=$((total_fail + 1))
@@ -111,6 +138,6 @@ if [ ${#skips[@]} -gt 0 ]; then
 	echo "=== skips (allow-list: ${allowlist#"$(dirname "$here")/"})"
 	printf '  %s\n' "${skips[@]}"
 fi
-echo "all suites: $(mmss $((SECONDS - run_start)))"
+echo "all suites: $(mmss $((SECONDS - run_start))), CPU $cpu_total s (the background build's included), machine $(busy_percent "$run_ticks" "$(cpu_ticks)")% busy"
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [ "$total_fail" -eq 0 ]
