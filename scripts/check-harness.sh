@@ -60,15 +60,15 @@ eq "run-suites: under CI a skip without a line fails" "$?" 1
 printf 'sk ^a \\(no tool\\)$\n' >"$work/allow"
 CI=true SKIP_ALLOWLIST=$work/allow suites sk='echo "skip - a (no tool)"; echo "0 passed, 0 failed, 1 skipped"'
 eq "run-suites: under CI an allowed skip passes" "$?" 0
-PREBUILD='sleep 1; echo "prebuild: x ready in 1 s"' suites good='echo "ok - a"; echo "1 passed, 0 failed, 0 skipped"'
+# The background build spins while one suite sleeps, then another suite spins: CPU is counted per suite, and
+# for the background build apart.
+spin='timeout 1.5 sh -c "while :; do :; done"'
+PREBUILD="$spin; echo 'prebuild: x ready in 1 s'" suites idle='sleep 1.5; echo "1 passed, 0 failed, 0 skipped"' \
+	busy="$spin; echo '1 passed, 0 failed'"
 eq "run-suites: a background build that succeeds passes" "$?" 0
 check "run-suites: the run waits for the background build and shows its line" grep -q '^  prebuild: x ready in 1 s$' "$work/suites.out"
 check "run-suites: each suite's time, CPU and the machine's load are in the table" \
-	grep -qE '^good .*\(exit 0, [0-9]+:[0-9]{2}, CPU [0-9]+ s, machine [0-9]+% busy\)$' "$work/suites.out"
-# CPU is counted per suite and for the background build apart: a suite that sleeps while the build spins has none.
-spin='timeout 2 sh -c "while :; do :; done"'
-PREBUILD="$spin; echo 'prebuild: x ready in 2 s'" suites idle='sleep 2; echo "1 passed, 0 failed"' \
-	busy="$spin; echo '1 passed, 0 failed'"
+	grep -qE '^idle .*\(exit 0, [0-9]+:[0-9]{2}, CPU [0-9]+ s, machine [0-9]+% busy\)$' "$work/suites.out"
 check "run-suites: a sleeping suite beside a busy background build has no CPU" grep -qE '^idle .*, CPU 0 s,' "$work/suites.out"
 check "run-suites: a spinning suite has its CPU" grep -qE '^busy .*, CPU [12] s,' "$work/suites.out"
 check "run-suites: the background build has its own CPU" grep -qE '^prebuild +CPU [12] s$' "$work/suites.out"
