@@ -16,12 +16,13 @@
 # /usr/share/doc/cachestat-exporter/sbom.spdx.json), and the amd64 image alone as an OCI archive
 # that `podman load -i` takes (cachestat-exporter_TAG.oci.tar). TAG is the version of
 # scripts/lib-version.sh with "~" and "+" (not allowed in a tag) written "-". Prints the amd64
-# archive's path last. ARCHES="amd64" builds that one alone.
+# archive's path last. ARCHES="amd64" builds that one alone. IMAGE_DIR (default $BUILD_ROOT/image) is where the
+# storage and the archives go; the .deb and the cross-compiled binary come from $BUILD_ROOT's caches either way.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 root=${BUILD_ROOT:-/var/tmp/cachestat_exporter}
-out=$root/image
+out=${IMAGE_DIR:-$root/image}
 name=localhost/cachestat-exporter
 [ "$(id -u)" -eq 0 ] || { echo "build-image: needs root (chroot, unpacking as root)" >&2; exit 1; }
 for tool in buildah apt-get apt-cache dpkg-deb ldconfig; do

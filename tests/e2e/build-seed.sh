@@ -84,7 +84,9 @@ exporter_oci() {
 		fi
 	done
 	log "image: scripts/build-image.sh into $E2E_ROOT/image"
-	BUILD_ROOT=$E2E_ROOT "$TOP/scripts/build-image.sh" | tail -n 1 || die "scripts/build-image.sh failed"
+	# Into a folder of its own (a dirty tree's image must not replace make image's), from the .deb and the arm64
+	# binary that the package and arm64 suites have built into BUILD_ROOT's caches.
+	IMAGE_DIR=$E2E_ROOT/image "$TOP/scripts/build-image.sh" | tail -n 1 || die "scripts/build-image.sh failed"
 }
 
 mkdir -p "$run"
