@@ -8,14 +8,17 @@ export BUILD_ROOT
 # Suites that need no kernel and no guest image run first, while scripts/prebuild.sh builds the guest image and
 # the release kernel side by side, then the debug kernel, in the background at the lowest CPU priority (cold, the
 # kernels are most of a run's time). A suite that needs one waits for it through the build script's lock:
-# integration's seed-ABI probe boots the release kernel (built here, so that the probe never has to skip), e2e
-# boots it in the guest image, and the kernel suite, last, boots the debug and the release kernel.
+# integration's seed-ABI probe boots the release kernel (built here, so that the probe never has to skip), the
+# kernel tests boot it while the debug kernel builds, e2e boots it in the guest image, and the kernel suite, last,
+# boots the debug kernel.
+# The mutation runs (make mutate, nine minutes of builds and test runs) check the tests rather than the code, and are not
+# part of make test; the mutations suite checks in seconds that every entry of their list still applies.
 SUITES = \
 	shell='scripts/check-shell.sh' \
 	harness='scripts/check-harness.sh' \
 	docs='scripts/check-docs.sh' \
 	unit='$(MAKE) -s -C exporter test-unit' \
-	mutate='scripts/mutate.sh' \
+	mutations='scripts/mutate.sh --check-list' \
 	overlay='tests/integration/overlay.sh' \
 	fanotify='tests/integration/fanotify.sh' \
 	arm64='tests/integration/cross-arm64.sh' \
@@ -32,8 +35,9 @@ SUITES = \
 	package='scripts/check-package.sh' \
 	spdx='scripts/check-spdx.sh' \
 	integration='kernel/scripts/build.sh release >/dev/null; tests/integration/run.sh' \
+	kernel-release='kernel/scripts/test.sh release' \
 	e2e='tests/e2e/run.sh' \
-	kernel='kernel/scripts/test.sh'
+	kernel='kernel/scripts/test.sh debug'
 
 .PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series bench-exporter bench-fanotify bench-cardinality bench-fleet demo fuzz loadtest clean
 

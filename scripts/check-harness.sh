@@ -3,7 +3,7 @@
 # The test harness tested: its parsers get broken output (no TAP, exit 127, output cut short,
 # too few results, a skip without a reason, no summary line) and must report a failure; good
 # output must pass. Covers tests/e2e/lib.sh's kernel_results, scripts/run-suites.sh,
-# tests/unit/run.sh, tests/lib/tap.sh and scripts/lib-check.sh's tally.
+# tests/unit/run.sh, tests/lib/tap.sh, scripts/lib-check.sh's tally and scripts/mutate.sh's --check-list.
 # Ends with "N passed, N failed, N skipped".
 set -uo pipefail
 
@@ -127,5 +127,22 @@ tally_of 'exit 0'
 eq "tally: a command that prints no result fails" "$?" 1
 tally_of 'echo PASS: a; exit 127'
 eq "tally: a command that exits 127 fails" "$?" 1
+
+# ---- scripts/mutate.sh --check-list ----
+# list FROM TESTS: a one-entry mutation list on scripts/mutate.sh itself, checked (not run).
+list() {
+	printf 'name: n\nmodule: m\nfile: scripts/mutate.sh\nfrom: %s\nto: x\ntests: %s\n' "$1" "$2" >"$work/mutations"
+	"$top/scripts/mutate.sh" --check-list "$work/mutations" >"$work/mutate.out" 2>&1
+}
+list 'check_list=false' 'test-log sh:scripts/check-harness.sh tests/lib/*.sh'
+eq "mutate --check-list: an entry that applies, with tests that exist, passes" "$?" 0
+list 'a text that is nowhere' 'test-log'
+eq "mutate --check-list: an original text no longer in its file fails" "$?" 1
+list 'local' 'test-log'
+eq "mutate --check-list: an original text in its file more than once fails" "$?" 1
+list 'check_list=false' 'test-log test-gone'
+eq "mutate --check-list: a unit test that does not exist fails" "$?" 1
+list 'check_list=false' 'sh:scripts/gone.sh'
+eq "mutate --check-list: an sh: command naming a file that does not exist fails" "$?" 1
 
 finish

@@ -5,9 +5,14 @@
 # A mutation the tests do not catch (it survives) is a failure: a test is missing. So is a
 # mutation whose original text is not in the file exactly once: the list must not rot silently.
 #
-# Usage: scripts/mutate.sh [LIST] (default scripts/mutations.txt). MUTATE_ONLY=REGEX runs the
+# Usage: scripts/mutate.sh [--check-list] [LIST] (default scripts/mutations.txt). MUTATE_ONLY=REGEX runs the
 # mutations whose name matches. One line per mutation, then a table (mutation, module, the
 # test that caught it) and "N passed, N failed, N skipped".
+#
+# --check-list applies nothing and runs no test: it checks, in a few seconds, that each entry still applies (its
+# original text is in its file once and differs from its replacement) and that the tests it names exist (a unit
+# test's source under tests/unit, the files an sh: command names). make test runs that; the mutations themselves,
+# nine minutes of builds and test runs, are make mutate's.
 #
 # List format, blocks separated by blank lines ('#' lines are comments):
 #   name: a short name          module: collect
@@ -19,22 +24,55 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+check_list=false
+if [ "${1:-}" = --check-list ]; then
+	check_list=true
+	shift
+fi
 list=${1:-$top/scripts/mutations.txt}
 # shellcheck source=tests/lib/tap.sh
 . "$top/tests/lib/tap.sh"
 
-# The tests of the list, built in the tree (where they stay for the next run), then copied.
-mapfile -t all_tests < <(sed -n 's/^tests: *//p' "$list" | sed 's/sh:.*//' | tr ' ' '\n' | grep . | sort -u)
-mapfile -t all_sh < <(sed -n 's/^tests: *//p' "$list" | grep -o 'sh:.*' | sort -u)
-make -s -C "$top/exporter" "${all_tests[@]/#/build/asan/}" >/dev/null || {
-	fail "the unit tests of the list build"
-	finish
+# apply FILE FROM TO: replaces the one occurrence of FROM; exit 3 when not found, 4 when ambiguous.
+apply() {
+	python3 - "$@" <<'PY'
+import sys
+path, old, new = sys.argv[1:4]
+text = open(path, encoding="utf-8", errors="surrogateescape").read()
+n = text.count(old)
+if n != 1:
+    sys.exit(3 if n == 0 else 4)
+open(path, "w", encoding="utf-8", errors="surrogateescape").write(text.replace(old, new, 1))
+PY
 }
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/cse-mutate.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
-# The copy keeps the mtimes, and so the unit tests already built under exporter/build.
-cp -a "$top/exporter" "$top/tests" "$top/scripts" "$top/dashboards" "$top/deploy" "$top/docs" "$scratch/"
-rm -f "$scratch/exporter/cachestat_exporter"
+
+# check_entry NAME MODULE FILE FROM TO TESTS: the entry applies, and the tests it names exist (grep counts the
+# occurrences as apply does: byte for byte, not overlapping).
+check_entry() {
+	local name=$1 module=$2 file=$3 from=$4 to=$5 tests=$6 t word missing=()
+	if [ ! -e "$top/$file" ]; then
+		missing+=("the file $file")
+	elif [ "$(LC_ALL=C grep -oF -- "$from" "$top/$file" | wc -l)" -ne 1 ]; then
+		missing+=("its original text once in $file")
+	fi
+	[ "$from" != "$to" ] || missing+=("a replacement that differs from the original")
+	for t in ${tests%%sh:*}; do
+		[[ " ${unit_sources[*]} " == *" $t.c "* ]] || missing+=("the unit test $t")
+	done
+	if [[ $tests == *sh:* ]]; then
+		# Every word that names a path of the repository (a '/' in it) must match a file.
+		for word in ${tests#*sh:}; do
+			[[ $word == */* ]] || continue
+			compgen -G "$top/$word" >/dev/null || missing+=("$word")
+		done
+	fi
+	if [ ${#missing[@]} -eq 0 ]; then
+		pass "$module: $name: applies, and its tests exist"
+	else
+		fail "$module: $name: missing $(printf '%s; ' "${missing[@]}")"
+	fi
+}
+mapfile -t unit_sources < <(find "$top/tests/unit" -name 'test-*.c' -printf '%f\n')
 
 unit() { # unit TEST...: builds and runs the unit test binaries; fails on the first that fails
 	local t
@@ -62,27 +100,32 @@ run() {
 	return 0
 }
 
-# The baseline: every test of the list passes on the code as it is.
-if ! why=$(run "${all_tests[@]}" "${all_sh[@]}"); then
-	fail "baseline: the tests pass on the unmutated code (failed: $why)"
-	sed 's/^/    /' "$scratch/build.log" "$scratch/test.log" | tail -n 20
-	finish
-fi
-echo "baseline: ${#all_tests[@]} unit test binaries and ${#all_sh[@]} commands pass unmutated"
+# prepare: the tests of the list built in the tree (where they stay for the next run), a scratch copy of the
+# tree, and the baseline: every test of the list passes on the code as it is. Not for --check-list.
+prepare() {
+	mapfile -t all_tests < <(sed -n 's/^tests: *//p' "$list" | sed 's/sh:.*//' | tr ' ' '\n' | grep . | sort -u)
+	mapfile -t all_sh < <(sed -n 's/^tests: *//p' "$list" | grep -o 'sh:.*' | sort -u)
+	make -s -C "$top/exporter" "${all_tests[@]/#/build/asan/}" >/dev/null || {
+		fail "the unit tests of the list build"
+		finish
+	}
+	scratch=$(mktemp -d "${TMPDIR:-/tmp}/cse-mutate.XXXXXX")
+	trap 'rm -rf "$scratch"' EXIT
+	# The copy keeps the mtimes, and so the unit tests already built under exporter/build.
+	cp -a "$top/exporter" "$top/tests" "$top/scripts" "$top/dashboards" "$top/deploy" "$top/docs" "$scratch/"
+	rm -f "$scratch/exporter/cachestat_exporter"
+
+	# The baseline: every test of the list passes on the code as it is.
+	if ! why=$(run "${all_tests[@]}" "${all_sh[@]}"); then
+		fail "baseline: the tests pass on the unmutated code (failed: $why)"
+		sed 's/^/    /' "$scratch/build.log" "$scratch/test.log" | tail -n 20
+		finish
+	fi
+	echo "baseline: ${#all_tests[@]} unit test binaries and ${#all_sh[@]} commands pass unmutated"
+}
+$check_list || prepare
 
 table=()
-# apply FILE FROM TO: replaces the one occurrence of FROM; exit 3 when not found, 4 when ambiguous.
-apply() {
-	python3 - "$@" <<'PY'
-import sys
-path, old, new = sys.argv[1:4]
-text = open(path, encoding="utf-8", errors="surrogateescape").read()
-n = text.count(old)
-if n != 1:
-    sys.exit(3 if n == 0 else 4)
-open(path, "w", encoding="utf-8", errors="surrogateescape").write(text.replace(old, new, 1))
-PY
-}
 
 mutate_one() { # name module file from to tests
 	local name=$1 module=$2 file=$3 from=$4 to=$5 tests=$6 rc caught
@@ -123,15 +166,17 @@ mutate_one() { # name module file from to tests
 	restore_build
 }
 
-# keep_build FILE TESTS: keeps the object of FILE and the test binaries, to put back afterwards.
-# The object's path below build/asan is the source's below exporter/ (files/files.o).
+# keep_build FILE TESTS: keeps the object of FILE, and the test binaries and their objects, to put back
+# afterwards (a mutated test source recompiles its object, which must not outlive the mutation). The object's
+# path below build/asan is the source's below exporter/ (files/files.o); a test's is tests/test-NAME.o.
 keep_build() {
 	local asan=$scratch/exporter/build/asan t o
 	rm -rf "$scratch/.keep"
 	mkdir "$scratch/.keep"
 	o=${1#exporter/}
 	o=${o%.c}.o
-	for t in "$o" $2; do
+	# shellcheck disable=SC2086 # $2 is a list of names
+	for t in "$o" $2 ${2:+$(printf 'tests/%s.o ' $2)}; do
 		[ -e "$asan/$t" ] && (cd "$asan" && cp -p --parents "$t" "$scratch/.keep/")
 	done
 	return 0
@@ -147,7 +192,11 @@ flush() {
 		if [ -z "$name" ] || [ -z "$module" ] || [ -z "$file" ] || [ -z "$from" ] || [ -z "$tests" ]; then
 			fail "list: an incomplete entry (name '$name', file '$file')"
 		else
-			mutate_one "$name" "$module" "$file" "$from" "$to" "$tests"
+			if $check_list; then
+				check_entry "$name" "$module" "$file" "$from" "$to" "$tests"
+			else
+				mutate_one "$name" "$module" "$file" "$from" "$to" "$tests"
+			fi
 		fi
 	fi
 	name='' module='' file='' from='' to='' tests=''
@@ -168,7 +217,9 @@ while IFS= read -r line || [ -n "$line" ]; do
 done <"$list"
 flush
 
-echo
-printf '%-52s %-10s %s\n' mutation module "caught by"
-printf '%s\n' "${table[@]}"
+if ! $check_list; then
+	echo
+	printf '%-52s %-10s %s\n' mutation module "caught by"
+	printf '%s\n' "${table[@]}"
+fi
 finish
