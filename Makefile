@@ -11,8 +11,8 @@ export BUILD_ROOT
 # integration's seed-ABI probe boots the release kernel (built here, so that the probe never has to skip), the
 # kernel tests boot it while the debug kernel builds, e2e boots it in the guest image, and the kernel suite, last,
 # boots the debug kernel.
-# The mutation runs (make mutate, nine minutes of builds and test runs) check the tests rather than the code, and are not
-# part of make test; the mutations suite checks in seconds that every entry of their list still applies.
+# The mutation runs (make mutate, nine minutes of builds and test runs) check the tests rather than the code and
+# are not part of make test; the mutations suite checks in seconds that every entry of their list still applies.
 SUITES = \
 	shell='scripts/check-shell.sh' \
 	harness='scripts/check-harness.sh' \

@@ -125,7 +125,7 @@ if [ -n "$prebuild_pid" ]; then
 	cpu_total=$((cpu_total + cpu))
 	summary+=("$(printf '%-14s CPU %d s' prebuild "$cpu")")
 	if [ "$rc" -ne 0 ]; then
-		summary+=("$(printf '%-12s background build failed (exit %d; see %s)' prebuild "$rc" "$log_dir/prebuild.log")")
+		summary+=("$(printf '%-14s background build failed (exit %d; see %s)' prebuild "$rc" "$log_dir/prebuild.log")")
 		total_fail=$((total_fail + 1))
 	fi
 	while IFS= read -r line; do summary+=("  $line"); done < <(grep '^prebuild: ' "$log_dir/prebuild.log")
@@ -138,6 +138,7 @@ if [ ${#skips[@]} -gt 0 ]; then
 	echo "=== skips (allow-list: ${allowlist#"$(dirname "$here")/"})"
 	printf '  %s\n' "${skips[@]}"
 fi
-echo "all suites: $(mmss $((SECONDS - run_start))), CPU $cpu_total s (the background build's included), machine $(busy_percent "$run_ticks" "$(cpu_ticks)")% busy"
+busy=$(busy_percent "$run_ticks" "$(cpu_ticks)")
+echo "all suites: $(mmss $((SECONDS - run_start))), CPU $cpu_total s (the background build's included), machine $busy% busy"
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [ "$total_fail" -eq 0 ]
