@@ -58,9 +58,10 @@ fi
 
 # ---- helpers ----
 res() { fincore -b -n -o RES "$1" | tr -d ' '; }           # cached bytes, the oracle
-# snapshot FILE...: the oracle of each file just before a scan, for near.
+# snapshot FILE...: the oracle of each file just before a scan, for near. An earlier scan's readings are
+# forgotten: near compares a file not taken here with fincore now alone, never with an older, wider range.
 declare -A before=()
-snapshot() { local f; for f; do before[$f]=$(res "$f" 2>/dev/null); done; }
+snapshot() { local f; before=(); for f; do before[$f]=$(res "$f" 2>/dev/null); done; }
 # near NAME GOT FILE: GOT, the exporter's bytes, lies between fincore of FILE before the scan and now. A loaded
 # machine evicts a few pages while the scan runs, and the scan and fincore each see their own moment.
 near() {
