@@ -26,7 +26,7 @@ cached() {
 # All in a function, so that bash has read the whole script before running any of it:
 # editing build.sh while a build runs must not change what the running build does.
 main() {
-	local variant=${1:-} fragments key out start base tree logfile tmp p
+	local variant=${1:-} fragments key out start base tree logfile tmp p make_args
 	fragments=$(variant_fragments "$variant" 2>/dev/null) ||
 		{ echo "usage: $0 release|debug|nofix|unlimited" >&2; exit 2; }
 	[ -r "$KERNEL_TARBALL" ] || die "$KERNEL_TARBALL not found (Debian package linux-source-6.1)"
@@ -64,7 +64,9 @@ main() {
 
 	logfile=$KROOT/logs/$variant-$key.log
 	log "$variant: building bzImage in $tree (log: $logfile)"
-	make_bzimage "$tree" "$logfile"
+	mapfile -t make_args < <(variant_make_args "$variant")
+	make_bzimage "$tree" "$logfile" "${make_args[@]}"
+	check_kasan_scope "$tree"
 
 	tmp=$out.tmp.$$
 	rm -rf "$tmp"

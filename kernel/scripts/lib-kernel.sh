@@ -50,6 +50,22 @@ variant_fragments() {
 	esac
 }
 
+# Extra make arguments of a variant, one per line.
+# debug: KASAN instruments the code the series changes or calls into, and nothing else: mm/ (the syscall,
+# workingset, memcg), fs/ (the VFS, overlayfs and ext4, whose page cache it reads), lib/ (the XArray it walks)
+# and kernel/cgroup/. Instrumenting the rest (arch/, drivers/, net/, the scheduler, ...) would cost some 30%
+# of the debug build's CPU and check no line of the series. A variable given on make's command line overrides
+# the directories' own KASAN_SANITIZE, so mm/kasan/'s "n" is repeated here; the per-file KASAN_SANITIZE_x.o
+# of the Makefiles still apply. check_kasan_scope proves the result.
+variant_make_args() {
+	case $1 in
+	debug)
+		# shellcheck disable=SC2016 # make, not the shell, expands this, once per directory ($(obj))
+		echo 'KASAN_SANITIZE=$(if $(filter mm/kasan mm/kasan/%,$(obj)),n,$(if $(filter mm mm/% fs fs/% lib lib/% kernel/cgroup,$(obj)),y,n))'
+		;;
+	esac
+}
+
 variant_extra_patches() {
 	case $1 in
 	nofix) echo ab/revert-0001.patch ;;
@@ -202,11 +218,25 @@ check_config() {
 	[ $bad -eq 0 ] || die "the config fragments are not satisfied (see above)"
 }
 
-# Build bzImage in $1 with ccache, the compiler's output going to log file $2.
+# Build bzImage in $1 with ccache, the compiler's output going to log file $2; the rest are make arguments.
 make_bzimage() {
 	local tree=$1 logfile=$2
-	if ! make -C "$tree" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc" bzImage >"$logfile" 2>&1; then
+	shift 2
+	if ! make -C "$tree" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc" "$@" bzImage >"$logfile" 2>&1; then
 		tail -n 40 "$logfile" >&2
 		die "kernel build failed in $tree (full log: $logfile)"
 	fi
+}
+
+# A KASAN build's scope (variant_make_args): the series' objects in mm/ and fs/ call KASAN's reports, an object
+# outside the scope calls none. Fails the build otherwise, as check_config does for the config.
+check_kasan_scope() {
+	local tree=$1 obj
+	grep -qx 'CONFIG_KASAN=y' "$tree/.config" || return 0
+	for obj in mm/cachestat.o mm/workingset.o fs/overlayfs/file.o lib/xarray.o; do
+		nm -u "$tree/$obj" | grep -q '__asan_report_' || die "KASAN scope: $obj is not instrumented"
+	done
+	for obj in kernel/fork.o net/core/dev.o arch/x86/kernel/process.o; do
+		! nm -u "$tree/$obj" | grep -q '__asan_report_' || die "KASAN scope: $obj is instrumented"
+	done
 }
