@@ -3,7 +3,8 @@
 # The test harness tested: its parsers get broken output (no TAP, exit 127, output cut short,
 # too few results, a skip without a reason, no summary line) and must report a failure; good
 # output must pass. Covers tests/e2e/lib.sh's kernel_results, scripts/run-suites.sh,
-# tests/unit/run.sh, tests/lib/tap.sh, scripts/lib-check.sh's tally and scripts/mutate.sh's --check-list.
+# tests/unit/run.sh, tests/lib/tap.sh, scripts/lib-check.sh's tally, scripts/mutate.sh's --check-list and
+# scripts/prebuild.sh's timing line.
 # Ends with "N passed, N failed, N skipped".
 set -uo pipefail
 
@@ -61,8 +62,10 @@ printf 'sk ^a \\(no tool\\)$\n' >"$work/allow"
 CI=true SKIP_ALLOWLIST=$work/allow suites sk='echo "skip - a (no tool)"; echo "0 passed, 0 failed, 1 skipped"'
 eq "run-suites: under CI an allowed skip passes" "$?" 0
 # The background build spins while one suite sleeps, then another suite spins: CPU is counted per suite, and
-# for the background build apart.
-spin='timeout 1.5 sh -c "while :; do :; done"'
+# for the background build apart. A spin ends after 1.5 s of its own CPU, not of the clock: on a loaded machine
+# (make test's background build, at the same low priority as this one's) it takes longer, but uses as much.
+spin='python3 -c "import time
+while time.process_time() < 1.5: pass"'
 PREBUILD="$spin; echo 'prebuild: x ready in 1 s'" suites idle='sleep 1.5; echo "1 passed, 0 failed, 0 skipped"' \
 	busy="$spin; echo '1 passed, 0 failed'"
 eq "run-suites: a background build that succeeds passes" "$?" 0
@@ -74,6 +77,12 @@ check "run-suites: a spinning suite has its CPU" grep -qE '^busy .*, CPU [12] s,
 check "run-suites: the background build has its own CPU" grep -qE '^prebuild +CPU [12] s$' "$work/suites.out"
 PREBUILD='exit 3' suites good='echo "ok - a"; echo "1 passed, 0 failed, 0 skipped"'
 eq "run-suites: a background build that fails fails the run" "$?" 1
+
+# ---- scripts/prebuild.sh's line per artifact: its time and the CPU of its build ----
+eval "$(sed -n '/^children_cpu()/,/^}/p;/^timed()/,/^}/p' "$top/scripts/prebuild.sh")"
+timed spinner sh -c "$spin; true" >"$work/timed.out"
+check "prebuild: an artifact's line has its time and CPU" \
+	grep -qE '^prebuild: spinner ready in [0-9]+ s \(CPU [12] s\)$' "$work/timed.out"
 
 # ---- tests/unit/run.sh ----
 unit() { "$top/tests/unit/run.sh" "$@" >"$work/unit.out" 2>&1; }

@@ -9,14 +9,23 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 
-# timed NAME COMMAND...: runs COMMAND (its path output dropped, its log on stderr), then says how long it took.
+# children_cpu PID: the CPU seconds (user + system) of the waited-for children of process PID (its
+# cutime and cstime in /proc, in clock ticks).
+children_cpu() {
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%d\n", ($14 + $15) / hz }' "/proc/$1/stat"
+}
+
+# timed NAME COMMAND...: runs COMMAND (its path output dropped, its log on stderr), then says how long it took
+# and the CPU it used.
 timed() {
-	local name=$1 start=$SECONDS rc
+	local name=$1 start=$SECONDS me=$BASHPID cpu rc
 	shift
+	cpu=$(children_cpu "$me")
 	"$@" >/dev/null
 	rc=$?
+	cpu=$(($(children_cpu "$me") - cpu))
 	if [ "$rc" -eq 0 ]; then
-		printf 'prebuild: %s ready in %d s\n' "$name" $((SECONDS - start))
+		printf 'prebuild: %s ready in %d s (CPU %d s)\n' "$name" $((SECONDS - start)) "$cpu"
 	else
 		printf 'prebuild: %s FAILED (exit %d) after %d s\n' "$name" "$rc" $((SECONDS - start))
 	fi

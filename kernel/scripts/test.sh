@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # make kernel-test: checks first that the console-log parser fails broken logs
-# (tests/check-parser.sh), then boots the debug and the release kernel under QEMU (TCG, two NUMA
-# nodes) and runs the seed selftest, the cachestat kselftest, the mainline-form and overlayfs
-# kselftest, the NUMA workingset proof and a kernel-log splat check in each. Prints one line per
-# test and ends with "N passed, N failed, N skipped".
+# (tests/check-parser.sh) and the build's huge-page preload (tests/check-preload.sh), then boots
+# the debug and the release kernel under QEMU (TCG, two NUMA nodes) and runs the seed selftest,
+# the cachestat kselftest, the mainline-form and overlayfs kselftest, the NUMA workingset proof and
+# a kernel-log splat check in each, and checks that a KASAN kernel's checks started. Prints one line
+# per test and ends with "N passed, N failed, N skipped".
 #
 # Usage: kernel/scripts/test.sh [VARIANT...]      (default: debug release)
 # Console logs: $BUILD_ROOT/kernel-tests/logs/test-VARIANT.log
@@ -22,13 +23,19 @@ declare -A guard=([release]=900 [debug]=1800 [nofix]=900)
 minima="seed=6 kselftest=53 mainline=16 numa=1 dmesg=1"
 
 pass=0 fail=0 skip=0
-if "$TESTS_DIR/check-parser.sh" >"$LOG_DIR/check-parser.log" 2>&1; then
-	echo "PASS console-log parser fails broken logs (exit 127, no TAP, truncated, short)"
-	pass=$((pass + 1))
-else
-	echo "FAIL console-log parser fails broken logs; see $LOG_DIR/check-parser.log"
-	fail=$((fail + 1))
-fi
+# host_check SCRIPT WHAT: one result for a host-side check of kernel/tests (no kernel, no QEMU).
+host_check() {
+	local log=$LOG_DIR/${1%.sh}.log
+	if "$TESTS_DIR/$1" >"$log" 2>&1; then
+		echo "PASS $2"
+		pass=$((pass + 1))
+	else
+		echo "FAIL $2; see $log"
+		fail=$((fail + 1))
+	fi
+}
+host_check check-parser.sh "console-log parser fails broken logs (exit 127, no TAP, truncated, short)"
+host_check check-preload.sh "the kernel build's preload advises huge pages on large anonymous mappings only"
 if ! artifacts=$(test_artifacts); then
 	echo "FAIL building the guest test programs"
 	echo "0 passed, 1 failed, 0 skipped"
@@ -51,6 +58,16 @@ for v in "${variants[@]}"; do
 	grep -q '^CONFIG_IA32_EMULATION=y' "$(dirname "$bz")/.config" 2>/dev/null && m32=16
 	parse_run "$v:" "$log" "$rc" "$minima m32=$m32"
 	pass=$((pass + RES_PASS)) fail=$((fail + RES_FAIL)) skip=$((skip + RES_SKIP))
+	# A KASAN kernel whose checks never started would pass every test above without checking anything.
+	if grep -q '^CONFIG_KASAN=y' "$(dirname "$bz")/.config" 2>/dev/null; then
+		if log_section "$log" "=== dmesg begin" "=== dmesg end" | grep -q 'KernelAddressSanitizer initialized'; then
+			echo "PASS $v: KASAN is running (the kernel log says KernelAddressSanitizer initialized)"
+			pass=$((pass + 1))
+		else
+			echo "FAIL $v: KASAN is running: no 'KernelAddressSanitizer initialized' in the kernel log"
+			fail=$((fail + 1))
+		fi
+	fi
 	hlog "$v: $RES_PASS passed, $RES_FAIL failed, $RES_SKIP skipped in $((SECONDS - start)) s"
 	# For the cover letter of make kernel-series.
 	echo "$RES_PASS passed, $RES_FAIL failed, $RES_SKIP skipped ($(tr -d '\r' <"$log" |
