@@ -18,11 +18,15 @@ tree=$(cd "$tree" && pwd)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 preload=$(hugepage_preload)
-kasan_flags='-fsanitize=kernel-address -fasan-shadow-offset=0xdffffc0000000000 --param asan-globals=1
-	--param asan-instrumentation-with-call-threshold=10000 --param asan-instrument-allocas=1 --param asan-stack=1'
+cd "$tree"
+# KASAN's flags as kbuild passed them to an instrumented object of this tree (kasan mode needs a KASAN build).
+kasan_flags=
+if [ "$mode" = kasan ]; then
+	kasan_flags=$(grep -o -- '-fsanitize=kernel-address\( \+\(-fasan[^ ]*\|--param [^ ]*asan[^ ]*\)\)*' \
+		mm/.cachestat.o.cmd) || die "$tree has no KASAN-instrumented mm/cachestat.o"
+fi
 
 # The objects kbuild compiled with ccache gcc; for kasan, only those compiled without KASAN.
-cd "$tree"
 find . -name '.*.o.cmd' -newer include/generated/autoconf.h | while read -r cmdfile; do
 	dir=$(dirname "$cmdfile") name=$(basename "$cmdfile" .cmd)
 	obj=${dir#./}/${name#.}
@@ -34,17 +38,16 @@ done | shuf -n "$count" --random-source=<(yes) >"$scratch/objects"
 
 # compile_one OBJ A|B: prints "A|B USER SYS" for one compile of OBJ.
 compile_one() {
-	local obj=$1 side=$2 cmd
+	local obj=$1 side=$2 cmd env=()
 	cmd=$(sed -n "s|^cmd_$obj := ccache ||p" "$(dirname "$obj")/.$(basename "$obj").cmd" |
 		sed "s|-Wp,-MMD,[^ ]*||; s| -o $obj | -o $scratch/$side-$BASHPID.o |")
-	if [ "$side" = B ] && [ "$mode" = kasan ]; then
-		cmd=${cmd/ -c -o / ${kasan_flags//$'\n'/ } -c -o }
+	if [ "$side" = B ]; then
+		case $mode in
+		kasan) cmd=${cmd/ -c -o / $kasan_flags -c -o } ;;
+		preload) env=(LD_PRELOAD="$preload") ;;
+		esac
 	fi
-	if [ "$side" = B ] && [ "$mode" = preload ]; then
-		LD_PRELOAD=$preload /usr/bin/time -f "$side %U %S" sh -c "$cmd" 2>&1 >/dev/null | tail -n 1
-	else
-		/usr/bin/time -f "$side %U %S" sh -c "$cmd" 2>&1 >/dev/null | tail -n 1
-	fi
+	env "${env[@]}" /usr/bin/time -f "$side %U %S" sh -c "$cmd" 2>&1 >/dev/null | tail -n 1
 }
 export -f compile_one
 export mode scratch preload kasan_flags

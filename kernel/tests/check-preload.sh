@@ -3,9 +3,10 @@
 # The kernel build's preload (kernel/scripts/hugepage-heap.c, lib-kernel.sh's make_bzimage) must advise huge
 # pages on a large anonymous mapping and leave a small one alone; without it, neither is advised. Each mapping
 # is looked up in /proc/self/smaps, whose VmFlags says "hg" for MADV_HUGEPAGE. No kernel, no QEMU.
-# Prints one line per case and "N passed, N failed"; exits non-zero if any case failed.
+# Prints one line per case and "N passed, N failed, N skipped"; exits non-zero if any case failed.
 set -uo pipefail
 . "$(dirname "$0")/../scripts/lib-kernel.sh"
+. "$(dirname "$0")/../../tests/lib/tap.sh"
 
 # Maps 4 MiB, then 64 KiB, through libc's mmap (where a preload sees it); prints "hg" or "-" for each.
 probe() {
@@ -28,23 +29,10 @@ def advised(size):
 print(advised(4 << 20), advised(64 << 10))'
 }
 
-pass=0 fail=0
-expect() { # expect NAME WANT GOT
-	if [ "$2" = "$3" ]; then
-		echo "ok - $1"
-		pass=$((pass + 1))
-	else
-		echo "not ok - $1: want \"$2\", got \"$3\""
-		fail=$((fail + 1))
-	fi
-}
-
 if ! preload=$(hugepage_preload); then
-	echo "not ok - hugepage-heap.c compiles"
-	fail=$((fail + 1))
+	fail "hugepage-heap.c compiles"
 else
-	expect "with the preload, 4 MiB advised huge pages and 64 KiB not" "hg -" "$(LD_PRELOAD=$preload probe)"
-	expect "without it, neither" "- -" "$(probe)"
+	eq "with the preload, 4 MiB advised huge pages and 64 KiB not" "$(LD_PRELOAD=$preload probe)" "hg -"
+	eq "without it, neither" "$(probe)" "- -"
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
