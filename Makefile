@@ -30,6 +30,7 @@ SUITES = \
 	hard-mounts='tests/integration/hardening-mounts.sh' \
 	hard-limits='tests/integration/hardening-limits.sh' \
 	hapair='tests/integration/hapair.sh' \
+	bench-smoke='tests/bench/smoke.sh' \
 	dashboards='dashboards/check.sh' \
 	deploy='deploy/check.sh' \
 	package='scripts/check-package.sh' \

@@ -20,8 +20,10 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$top/exporter/cachestat_exporter
 BUILD_ROOT=${BUILD_ROOT:-/var/tmp/cachestat_exporter}
-n_cgroups=10 leaves=9 small_per_cgroup=10000 large_per_cgroup=10 held_small=1000
-small_max=8192 large_size=$((8 << 20))
+# BENCH_CGROUPS, BENCH_FILES_PER_DIR and BENCH_LARGE_MIB shrink the tree (the smoke run of make test)
+n_cgroups=${BENCH_CGROUPS:-10} leaves=9 per_dir=${BENCH_FILES_PER_DIR:-1000}
+small_per_cgroup=$((10 * per_dir)) large_per_cgroup=10 held_small=$((10 * per_dir < 1000 ? 10 * per_dir : 1000))
+small_max=8192 large_size=$((${BENCH_LARGE_MIB:-8} << 20))
 runs=${BENCH_RUNS:-7}
 base_bin=${BENCH_BASELINE:-}
 
@@ -36,21 +38,21 @@ cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 [ -z "$base_bin" ] || [ -x "$base_bin" ] || { echo "bench-exporter: $base_bin is not executable" >&2; exit 1; }
 
 # ---- the tree, cached under BUILD_ROOT by its parameters ----
-key=$(echo "$n_cgroups $small_per_cgroup $large_per_cgroup $small_max $large_size v1" | sha256sum | cut -c1-12)
+key=$(echo "$n_cgroups $small_per_cgroup $large_per_cgroup $small_max $large_size v1 $per_dir" | sha256sum | cut -c1-12)
 tree=$BUILD_ROOT/bench-exporter/tree-$key
 if [ ! -e "$tree/.complete" ]; then
 	echo "building the file tree in $tree ..." >&2
 	rm -rf "$tree"
-	python3 - "$tree" "$n_cgroups" "$small_per_cgroup" "$large_per_cgroup" "$small_max" "$large_size" <<'PY'
+	python3 - "$tree" "$n_cgroups" "$small_per_cgroup" "$large_per_cgroup" "$small_max" "$large_size" "$per_dir" <<'PY'
 import os, random, sys
-tree, ncg, nsmall, nlarge, smax, lsize = sys.argv[1], *map(int, sys.argv[2:])
+tree, ncg, nsmall, nlarge, smax, lsize, per_dir = sys.argv[1], *map(int, sys.argv[2:])
 rnd = random.Random(42)
 chunk = os.urandom(1 << 20)
 for c in range(ncg):
-    for d in range(nsmall // 1000):  # 1,000 files per directory
+    for d in range(nsmall // per_dir):  # 10 directories
         p = f"{tree}/cg{c}/d{d:02d}"
         os.makedirs(p)
-        for i in range(1000):
+        for i in range(per_dir):
             with open(f"{p}/f{i:04d}", "wb") as f:
                 f.write(chunk[: rnd.randint(1, smax)])
     os.makedirs(f"{tree}/cg{c}/large")
@@ -266,7 +268,7 @@ ovl_files=$(awk '/^cachestat_cgroup_files\{/ { s += $2 } END { print s }' "$work
 ovl_cached=$(awk '/^cachestat_cgroup_cached_bytes\{/ { s += $2 } END { print s }' "$work/ovl_once.out")
 ovl_unres=$(awk '/^cachestat_files_skipped_total\{reason="overlay_unresolved"\}/ { print $2 }' "$work/ovl_once.out")
 echo
-echo "files on overlayfs: $(wc -l <"$work/ovl.list") files of cg0 through an overlay (lower: its directory), held open (1,010) and walked by the config"
+echo "files on overlayfs: $(wc -l <"$work/ovl.list") files of cg0 through an overlay (lower: its directory), held open ($((held_small + large_per_cgroup))) and walked by the config"
 echo "exporter counted $ovl_files files, $ovl_cached bytes cached, ${ovl_unres:-?} overlay_unresolved; floor $(cut -d' ' -f3 "$work/ovl_floor.out") bytes over the real files"
 echo
 echo "| what | command | best wall (s) | median wall (s) | CPU user+sys (s) | wall vs floor | CPU vs floor |"

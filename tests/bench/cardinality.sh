@@ -12,7 +12,7 @@
 # container in ten replaces that temporary file by one of a new name every 20 s. Each node's
 # cgroups live below a directory of their own (cachestat-card-<driver>), which the exporter is
 # given as its --path.cgroupfs, so that its labels are a node's. The exporter runs with the
-# DaemonSet's arguments (deploy/kubernetes/daemonset.yaml) and config (configmap.yaml), two
+# DaemonSet's arguments and config as `kubectl kustomize deploy/kubernetes/base` renders them, two
 # scrapes 60 s apart. Prints, per node: series per family, per cgroup (mean, max), in all, and
 # how many series changed identity between the two scrapes (appeared + disappeared, of the
 # total), with that rate per hour.
@@ -31,7 +31,7 @@ v1=/sys/fs/cgroup/memory
 v2=/sys/fs/cgroup/unified
 
 [ "$(id -u)" -eq 0 ] || { echo "bench-cardinality: needs root (cgroups)" >&2; exit 1; }
-for t in python3 curl cc; do
+for t in python3 curl cc kubectl; do
 	command -v $t >/dev/null || { echo "bench-cardinality: $t missing" >&2; exit 1; }
 done
 [ -d $v1 ] && [ -d $v2 ] || { echo "bench-cardinality: needs a hybrid host ($v1 and $v2)" >&2; exit 1; }

@@ -23,6 +23,9 @@ work=$BUILD_ROOT/bench-fleet
 pods=${FLEET_PODS:-110}
 n_exporters=${FLEET_EXPORTERS:-50}
 minutes=${FLEET_MINUTES:-10}
+# FLEET_SECONDS, when set, replaces the minutes (the smoke run of make test: seconds, not minutes)
+seconds=${FLEET_SECONDS:-$((minutes * 60))}
+sample=$((seconds < 30 ? seconds : 30)) # how often the rule groups' evaluation time is read
 # After the DaemonSet's flags. The figures are Prometheus' and do not depend on how often an
 # exporter scans (a scrape is answered from its latest snapshot either way); scanning a minute
 # apart leaves the 2 cores to Prometheus instead of 50 scans every 15 s.
@@ -114,11 +117,11 @@ metric() {
 	curl -s "$prom/metrics" | awk -v m="$1" '$1 == m || index($1, m "{") == 1 { s += $2; n++ }
 		END { if (n) printf "%.0f\n", s }'
 }
-echo "bench-fleet: $minutes minutes from $(date -u +%H:%M:%S)" >&2
+echo "bench-fleet: $seconds s from $(date -u +%H:%M:%S)" >&2
 samples_at_2m=
 : >"$work/rules.tsv"
-while [ $(($(date +%s) - start)) -lt $((minutes * 60)) ]; do
-	sleep 30
+while [ $(($(date +%s) - start)) -lt "$seconds" ]; do
+	sleep "$sample"
 	curl -s "$prom/api/v1/rules" | python3 -c '
 import json, sys
 for g in json.load(sys.stdin)["data"]["groups"]:
@@ -132,7 +135,8 @@ now=$(date +%s)
 samples_end=$(metric prometheus_tsdb_head_samples_appended_total)
 head_series=$(metric prometheus_tsdb_head_series)
 rss=$(metric process_resident_memory_bytes)
-ts=$((now - 30)) # an instant both stores have: remote_write is a few seconds behind
+# an instant both stores have: remote_write is a few seconds behind (a short run: 10 s)
+ts=$((now - (seconds < 60 ? 10 : 30)))
 
 # ---- the dashboard's queries, against both ----
 inst=127.0.0.11:$exporter_port
@@ -141,12 +145,12 @@ inst=127.0.0.11:$exporter_port
 python3 "$top/dashboards/tools/dashtool.py" exprs --tsv --dashboard "$top/dashboards/cachestat-fleet.json" \
 	--job cachestat | sed 's/^\([a-z]*\)\t/\1\tfleet: /' >>"$work/queries.tsv"
 python3 - "$prom" "$vm" "$ts" "$work/queries.tsv" "$work/rules.tsv" "$head_series" "$rss" \
-	"$samples_at_2m" "$now" "$samples_end" "$n_exporters" "$minutes" <<'PY' | tee "$work/figures.txt"
+	"$samples_at_2m" "$now" "$samples_end" "$n_exporters" "$seconds" <<'PY' | tee "$work/figures.txt"
 import json, statistics, sys, time, urllib.parse, urllib.request
 prom, vm, ts, qfile, rfile = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 head, rss = float(sys.argv[6]), float(sys.argv[7])
 t2, s2 = map(float, sys.argv[8].split()) if sys.argv[8] else (None, None)
-tend, send, n, minutes = float(sys.argv[9]), float(sys.argv[10]), int(sys.argv[11]), sys.argv[12]
+tend, send, n, seconds = float(sys.argv[9]), float(sys.argv[10]), int(sys.argv[11]), sys.argv[12]
 
 def get(base, path, **params):
     url = f"{base}{path}?{urllib.parse.urlencode(params)}"
@@ -178,7 +182,7 @@ def how_different(a, b):
     worst = max(a, key=lambda k: abs(a[k] - b[k]) / max(abs(a[k]), abs(b[k]), 1e-300))
     return f"same series, largest difference {a[worst]:g} vs {b[worst]:g}"
 
-print(f"Prometheus scraping {n} exporters every 15 s for {minutes} minutes, every rule file loaded")
+print(f"Prometheus scraping {n} exporters every 15 s for {seconds} s, every rule file loaded")
 print(f"  head series                        {head:,.0f} ({head / n:,.0f} a node)")
 print(f"  RSS                                {rss / 2**20:,.1f} MiB = {rss / 2**10 / (head / 1000):,.1f} KiB per 1,000 head series")
 if t2:

@@ -124,12 +124,14 @@ build_node() {
 # The DaemonSet's arguments, its config from the ConfigMap, this node's tree and port.
 exporter_args() {
 	local d=$1 port=$2
-	python3 - "$top/deploy/kubernetes/daemonset.yaml" "$top/deploy/kubernetes/configmap.yaml" \
-		"$work/config.json" <<'PY'
+	# the objects as operators deploy them: the base rendered by kustomize, wherever its files live
+	kubectl kustomize "$top/deploy/kubernetes/base" >"$work/rendered.yaml"
+	python3 - "$work/rendered.yaml" "$work/config.json" <<'PY'
 import sys, yaml
-ds = next(d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d.get("kind") == "DaemonSet")
-cm = next(d for d in yaml.safe_load_all(open(sys.argv[2])) if d and d.get("kind") == "ConfigMap")
-open(sys.argv[3], "w").write(cm["data"]["config.json"])
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+ds = next(d for d in docs if d.get("kind") == "DaemonSet")
+cm = next(d for d in docs if d.get("kind") == "ConfigMap")
+open(sys.argv[2], "w").write(cm["data"]["config.json"])
 c = next(c for c in ds["spec"]["template"]["spec"]["containers"] if c["name"] == "cachestat-exporter")
 for a in c["args"]:
     if not a.startswith(("--web.listen-address=", "--path.cgroupfs=", "--config.file=")):

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The benchmarks' smoke runs (suite bench-smoke of make test): each benchmark target run at a tiny
+# size, in seconds, so that a benchmark that can no longer run, or that prints no figure, fails
+# here and not in front of the next person who runs it at full size. The figures of these runs
+# mean nothing; that they exist is the test. kernel-bench is not here: it needs a third kernel
+# build (the unlimited flush variant), minutes of TCG, and the kernel suites already boot both
+# of make test's kernels.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/lib/tap.sh
+. "$top/tests/lib/tap.sh"
+work=$(mktemp -d /var/tmp/cse-bench-smoke.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+# the benchmarks' caches and outputs stay apart from the full runs'
+export BUILD_ROOT=$work/build
+
+[ "$(id -u)" -eq 0 ] || skip_suite "needs root (cgroups, mounts)"
+make -s -C "$top/exporter" >/dev/null || { fail "the exporter builds"; finish; }
+
+# run NAME COMMAND...: runs one benchmark, its output in $work/NAME.out; passes when it exits 0
+run() {
+	local name=$1
+	shift
+	if "$@" >"$work/$name.out" 2>&1; then
+		pass "$name runs at a tiny size"
+	else
+		fail "$name runs at a tiny size (status $?; its last lines follow)"
+		tail -n 15 "$work/$name.out" | sed 's/^/#   /'
+	fi
+}
+# figure NAME WHAT REGEX: passes when the output of NAME has a line matching REGEX (extended)
+figure() {
+	if grep -Eq "$3" "$work/$1.out"; then
+		pass "$1 prints $2"
+	else
+		fail "$1 prints $2 (no line matches /$3/)"
+	fi
+}
+
+run bench-exporter env BENCH_CGROUPS=2 BENCH_FILES_PER_DIR=10 BENCH_LARGE_MIB=1 BENCH_RUNS=1 \
+	"$top/tests/bench/bench-exporter.sh"
+figure bench-exporter "the scan's row against the floor" \
+	'^\| exporter, one scan \| .* \| [0-9]+\.[0-9]{3} \| [0-9]+\.[0-9]{3} \|'
+figure bench-exporter "the overlay row" '^\| exporter, one scan through the overlay \| .* \| [0-9]+\.[0-9]{3} \|'
+figure bench-exporter "files counted" '^exporter counted [1-9][0-9]* files, [1-9][0-9]* bytes cached'
+
+run bench-fanotify env BENCH_RUNS=1 BENCH_SECONDS=1 BENCH_OPENS=1000 "$top/tests/bench/fanotify.sh"
+figure bench-fanotify "the ratio with the exporter running" '^ratio with/without +[0-9]+\.[0-9]+$'
+figure bench-fanotify "the exporter's RSS" '^exporter RSS then / peak \(MiB\) +[0-9.]+ / [0-9.]+$'
+
+run bench-cardinality env CARD_PODS=2 CARD_GAP_SECONDS=2 "$top/tests/bench/cardinality.sh"
+figure bench-cardinality "series per cgroup" '^  cgroups: [1-9][0-9]*; series with a cgroup label: [1-9]'
+figure bench-cardinality "the churn" '^  churn over 2 s: [0-9]+ appeared'
+
+run bench-fleet env FLEET_PODS=2 FLEET_EXPORTERS=2 FLEET_SECONDS=20 "$top/tests/bench/fleet.sh"
+figure bench-fleet "Prometheus' head series" '^  head series +[1-9][0-9,]* '
+figure bench-fleet "a dashboard query answered by both stores" 'equal \([1-9][0-9]* series\)'
+
+run loadtest env LOAD_CLIENTS=5 LOAD_SECONDS=3 LOAD_CGROUPS=20 LOAD_MILLION=1000 LOAD_MAX_FILES=500 \
+	"$top/tests/load/run.sh"
+figure loadtest "its requests and latency" '^load: clients=5 .* requests=[1-9][0-9]* errors=0 .* p99_ms=[0-9]'
+figure loadtest "its own checks all passed" '^[1-9][0-9]* passed, 0 failed'
+
+finish
