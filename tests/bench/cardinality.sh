@@ -50,7 +50,8 @@ for i in "${!drivers[@]}"; do
 done
 echo "bench-cardinality: $(( ${#pids[@]} )) processes running; starting the exporters" >&2
 for i in "${!drivers[@]}"; do
-	mapfile -t args < <(exporter_args "${drivers[$i]}" "${ports[$i]}")
+	exporter_args "${drivers[$i]}" "${ports[$i]}" >"$work/args" # (a file: set -e sees a failure)
+	mapfile -t args <"$work/args"
 	# shellcheck disable=SC2086 # CARD_EXPORTER_FLAGS is a list of flags
 	"$bin" "${args[@]}" $extra 2>"$work/exporter-${drivers[$i]}.log" &
 	pids+=($!)

@@ -69,7 +69,10 @@ targets=()
 for ((i = 0; i < n_exporters; i++)); do
 	d=${drivers[$((i % 2))]}
 	addr=127.0.0.$((11 + i))
-	mapfile -t args < <(exporter_args "$d" 0 | grep -v '^--web.listen-address=')
+	# through a file: a failure inside a process substitution would go unseen, and the exporters
+	# would run without the DaemonSet's flags
+	exporter_args "$d" 0 >"$work/args"
+	mapfile -t args < <(grep -v '^--web.listen-address=' "$work/args")
 	# shellcheck disable=SC2086 # FLEET_EXPORTER_FLAGS is a list of flags
 	"$bin" "${args[@]}" --web.listen-address="$addr:$exporter_port" $extra_flags 2>"$work/exporter-$i.log" &
 	pids+=($!)
