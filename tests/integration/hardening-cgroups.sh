@@ -38,16 +38,6 @@ for _ in $(seq 50); do [ -n "$(cat "$sub/keep/cgroup.procs")" ] && break; sleep 
 made=$(find "$sub/tenant" -mindepth 1 -type d | wc -l)
 eq "the tenant's cgroups made" "$made" $((levels + leaves))
 
-# ==== --once: the tenant's subtree cut at its share, root's cgroup kept ====
-"$bin" --once --path.cgroupfs="$sub" --scan.max-cgroups-per-owner="$share" \
-	>"$work/once.prom" 2>"$work/once.err"
-bytes=$(wc -c <"$work/once.prom")
-longest=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$work/once.prom")
-echo "  | --once printed $bytes bytes, the longest line $longest bytes"
-[ "$bytes" -gt 1000 ] && [ "$bytes" -lt 400000 ] && pass "output bounded ($bytes bytes)" ||
-	fail "output of $bytes bytes, want 1000 to 400000"
-[ "$longest" -le 2400 ] && pass "lines bounded (longest $longest bytes)" ||
-	fail "a line of $longest bytes, want at most 2400 (a label of 1024 bytes, escaped)"
 # kept: root's cgroup, its held file (and the files its process maps) with its size (stat)
 kept() {
 	local n size
@@ -59,6 +49,28 @@ kept() {
 		fail "$2: root's cgroup lost its series: files '$n', size '$size'"
 	fi
 }
+# ==== --once with the defaults: bounded lines, no series for the empty cgroups ====
+"$bin" --once --path.cgroupfs="$sub" >"$work/defaults.prom" 2>"$work/defaults.err"
+longest=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$work/defaults.prom")
+echo "  | defaults: --once printed $(wc -c <"$work/defaults.prom") bytes, the longest line $longest bytes"
+[ "$longest" -gt 0 ] && [ "$longest" -le 2400 ] && pass "defaults: lines bounded (longest $longest bytes)" ||
+	fail "defaults: a line of $longest bytes, want 1 to 2400 (a label of 1024 bytes, escaped)"
+n=$(grep -c '^cachestat_cgroup_[a-z_]*{cgroup="/tenant' "$work/defaults.prom")
+[ "$n" -gt 0 ] && ! grep -q '^cachestat_cgroup_files{cgroup="/tenant' "$work/defaults.prom" &&
+	pass "defaults: the tenant's $((levels + leaves)) empty cgroups have no cachestat series" ||
+	fail "defaults: cachestat series for cgroups that hold no file, or no tenant series ($n)"
+kept "$work/defaults.prom" "defaults"
+
+# ==== --once: the tenant's subtree cut at its share, root's cgroup kept ====
+"$bin" --once --path.cgroupfs="$sub" --scan.max-cgroups-per-owner="$share" \
+	>"$work/once.prom" 2>"$work/once.err"
+bytes=$(wc -c <"$work/once.prom")
+longest=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$work/once.prom")
+echo "  | --once printed $bytes bytes, the longest line $longest bytes"
+[ "$bytes" -gt 1000 ] && [ "$bytes" -lt 400000 ] && pass "output bounded ($bytes bytes)" ||
+	fail "output of $bytes bytes, want 1000 to 400000"
+[ "$longest" -le 2400 ] && pass "lines bounded (longest $longest bytes)" ||
+	fail "a line of $longest bytes, want at most 2400 (a label of 1024 bytes, escaped)"
 kept "$work/once.prom" "owner cap"
 eq "the owner cap counted" \
 	"$(val 'cachestat_scan_cgroups_capped_total{cap="owner"}' "$work/once.prom")" 1
@@ -80,7 +92,7 @@ raw="/tenant/$name/$name/$name"
 want=$(printf '%s' "$raw" | sha256sum | cut -c1-32)
 grep -q "{cgroup=\"/tenant/[^\"]*\\\\\\\\~$want\"" "$work/once.prom" &&
 	pass "a cut label ends in \\~ and the SHA-256 of the raw path" ||
-	fail "no label ending in \\~$want (the SHA-256 of $levels levels' raw path)"
+	fail "no label ending in \\~$want (the SHA-256 of three levels' raw path)"
 eq "distinct cut cgroups, distinct hashes" \
 	"$(grep '\\~' "$work/tenant.labels" | sed 's/.*\\~//' | sort -u | wc -l)" \
 	"$(grep -c '\\~' "$work/tenant.labels")"
