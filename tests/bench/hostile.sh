@@ -9,10 +9,11 @@
 # The trees are directories on a tmpfs walked as --path.cgroupfs, each with a cgroup.procs file:
 # mkdir in a real cgroupfs costs 30 ms a cgroup here, the exporter's own cost is what is measured.
 # Then tests/bench/hostile-overlays.sh (the mount side), when it is there and executable.
-# Needs root (chown, the tmpfs, the descriptor limits).
+# Needs root (chown, the tmpfs, the descriptor limits). HOSTILE_BIN=PATH measures another build
+# of the exporter (an older one, for a before and after).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$top/exporter/cachestat_exporter
+bin=${HOSTILE_BIN:-$top/exporter/cachestat_exporter}
 py=/usr/bin/python3
 export LC_ALL=C
 
