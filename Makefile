@@ -40,7 +40,7 @@ SUITES = \
 	e2e='tests/e2e/run.sh' \
 	kernel='kernel/scripts/test.sh debug'
 
-.PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series bench-exporter bench-fanotify bench-cardinality bench-fleet demo fuzz loadtest clean
+.PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series bench-exporter bench-fanotify bench-hostile bench-cardinality bench-fleet demo fuzz loadtest clean
 
 all: exporter
 
@@ -90,6 +90,12 @@ bench-exporter: deps exporter
 
 bench-fanotify: deps exporter
 	tests/bench/fanotify.sh
+
+# One scan's CPU, peak RSS and bytes against what a tenant controls (cgroups, root's and
+# delegated; the length of their names; the descriptors of one process): linear below each
+# cap, flat above it. Then the mount side (tests/bench/hostile-overlays.sh) when it is there.
+bench-hostile: deps exporter
+	tests/bench/hostile.sh
 
 # Series per family, per cgroup and in all, and their churn, of two 110-pod nodes (both kubelet
 # cgroup drivers) as real cgroups, with the DaemonSet's flags and config.

@@ -49,6 +49,9 @@ struct args {
 	const char *procfs;
 	const char *fs_types_exclude; /* NULL: the default */
 	double scan_min_interval;     /* 0: every scrape waits for a scan */
+	unsigned max_cgroups;           /* per scan */
+	unsigned max_cgroups_per_owner; /* per owner of delegated subtrees */
+	unsigned max_body_bytes;        /* of a rendered body */
 	bool enable[COLLECTORS_MAX]; /* by registry index */
 	bool once;
 	enum format format;
@@ -75,6 +78,9 @@ static void args_init(struct args *a)
 		.max_connections = HTTP_DEFAULT_CONNECTION_LIMIT,
 		.max_connections_per_ip = HTTP_DEFAULT_PER_IP_LIMIT,
 		.connection_timeout = HTTP_DEFAULT_CONNECTION_TIMEOUT,
+		.max_cgroups = SCAN_DEFAULT_MAX_CGROUPS,
+		.max_cgroups_per_owner = SCAN_DEFAULT_MAX_CGROUPS_PER_OWNER,
+		.max_body_bytes = RENDER_DEFAULT_MAX_BYTES,
 		.user = NULL, /* sandbox_default_user() */
 		.drop_privileges = true,
 		.seccomp = true,
@@ -112,13 +118,21 @@ static void usage_head(FILE *f)
 		"  --scan.min-interval=SECONDS  scrapes get the latest snapshot at once, and one\n"
 		"                             older than this starts a scan for the next ones\n"
 		"                             (default 0: every scrape waits for a scan)\n"
+		"  --scan.max-cgroups=N       cgroups a scan visits at most; root's own first, the\n"
+		"                             rest shared among the owners of delegated subtrees\n"
+		"                             (default %u)\n"
+		"  --scan.max-cgroups-per-owner=N  of those, below the directories one non-root\n"
+		"                             user owns (default %u)\n"
+		"  --web.max-body-bytes=N     size of a rendered body; the series past it are left\n"
+		"                             out (default %u)\n"
 		"  --path.cgroupfs=DIR        cgroup tree to walk (default " DEFAULT_CGROUPFS "; on a\n"
 		"                             hybrid host the v1 memory hierarchy found there)\n"
 		"  --path.procfs=DIR          procfs mount (default /proc)\n"
 		"  --collector.cachestat.fs-types-exclude=REGEX  file system types never touched\n"
 		"                             (default: network file systems and FUSE)\n",
 		HTTP_DEFAULT_MAX_REQUESTS, HTTP_DEFAULT_CONNECTION_LIMIT, HTTP_DEFAULT_PER_IP_LIMIT,
-		HTTP_DEFAULT_CONNECTION_TIMEOUT);
+		HTTP_DEFAULT_CONNECTION_TIMEOUT, SCAN_DEFAULT_MAX_CGROUPS,
+		SCAN_DEFAULT_MAX_CGROUPS_PER_OWNER, RENDER_DEFAULT_MAX_BYTES);
 }
 
 /* One line per registered collector, from the registry. */
@@ -184,6 +198,9 @@ enum {
 	OPT_NO_SECCOMP,
 	OPT_FS_TYPES_EXCLUDE,
 	OPT_SCAN_MIN_INTERVAL,
+	OPT_MAX_CGROUPS,
+	OPT_MAX_CGROUPS_PER_OWNER,
+	OPT_MAX_BODY_BYTES,
 	OPT_COLLECTOR_ON = 512,  /* + registry index */
 	OPT_COLLECTOR_OFF = 768, /* + registry index */
 	OPT_COLLECTOR_FLAG = 1024, /* + registry_flag() index */
@@ -203,6 +220,9 @@ static const struct option fixed_options[] = {
 	{ "no-security.seccomp", no_argument, NULL, OPT_NO_SECCOMP },
 	{ "config.file", required_argument, NULL, OPT_CONFIG },
 	{ "scan.min-interval", required_argument, NULL, OPT_SCAN_MIN_INTERVAL },
+	{ "scan.max-cgroups", required_argument, NULL, OPT_MAX_CGROUPS },
+	{ "scan.max-cgroups-per-owner", required_argument, NULL, OPT_MAX_CGROUPS_PER_OWNER },
+	{ "web.max-body-bytes", required_argument, NULL, OPT_MAX_BODY_BYTES },
 	{ "path.cgroupfs", required_argument, NULL, OPT_CGROUPFS },
 	{ "path.procfs", required_argument, NULL, OPT_PROCFS },
 	{ "collector.cachestat.fs-types-exclude", required_argument, NULL, OPT_FS_TYPES_EXCLUDE },
@@ -236,20 +256,27 @@ static const struct option *flag_table(void)
 	return opts;
 }
 
-/* A decimal count of at least min for flag; prints why not and returns -EINVAL. */
-static int parse_count(const char *flag, const char *s, unsigned min, unsigned *ret)
+/* A decimal count from min to max for flag; prints why not and returns -EINVAL. */
+static int parse_count_max(const char *flag, const char *s, unsigned min, unsigned max,
+			   unsigned *ret)
 {
 	unsigned long v;
 	char *end;
 
 	errno = 0;
 	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < min || v > 1000000) {
-		fprintf(stderr, "%s: want a whole number from %u to 1000000, not \"%s\"\n", flag, min, s);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "%s: want a whole number from %u to %u, not \"%s\"\n", flag, min, max, s);
 		return -EINVAL;
 	}
 	*ret = (unsigned)v;
 	return 0;
+}
+
+/* A decimal count from min to 1000000 for flag. */
+static int parse_count(const char *flag, const char *s, unsigned min, unsigned *ret)
+{
+	return parse_count_max(flag, s, min, 1000000, ret);
 }
 
 /* Seconds from 0 to max for flag; prints why not and returns -EINVAL. */
@@ -268,7 +295,7 @@ static int parse_seconds(const char *flag, const char *s, double max, double *re
 	return 0;
 }
 
-/* The --web.* limits and --scan.min-interval; -ENOENT when c is another flag. */
+/* The --web.* and --scan.* limits; -ENOENT when c is another flag. */
 static int parse_limit_flag(int c, const char *arg, struct args *a)
 {
 	switch (c) {
@@ -282,6 +309,14 @@ static int parse_limit_flag(int c, const char *arg, struct args *a)
 		return parse_count("--web.connection-timeout", arg, 1, &a->connection_timeout);
 	case OPT_SCAN_MIN_INTERVAL:
 		return parse_seconds("--scan.min-interval", arg, 3600, &a->scan_min_interval);
+	case OPT_MAX_CGROUPS:
+		return parse_count("--scan.max-cgroups", arg, 1, &a->max_cgroups);
+	case OPT_MAX_CGROUPS_PER_OWNER:
+		return parse_count("--scan.max-cgroups-per-owner", arg, 1, &a->max_cgroups_per_owner);
+	case OPT_MAX_BODY_BYTES:
+		/* room for the exporter's own families; at most 1 GiB */
+		return parse_count_max("--web.max-body-bytes", arg, RENDER_MIN_MAX_BYTES, 1u << 30,
+				       &a->max_body_bytes);
 	default:
 		return -ENOENT;
 	}
@@ -541,10 +576,10 @@ static int load_config(const char *path, struct config **ret, char **ret_error)
  * printing one in which a collector failed: a person or a script running it by hand should
  * not have to read the success series to learn that.
  */
-static int run_once(struct scan_engine *c, enum format format)
+static int run_once(struct scan_engine *c, enum format format, size_t max_bytes)
 {
 	_cleanup_(snapshot_unrefp) struct snapshot *snap = NULL;
-	bool failed = false;
+	bool failed = false, cut = false;
 	int r;
 
 	r = scan_engine_run(c, &snap);
@@ -554,10 +589,15 @@ static int run_once(struct scan_engine *c, enum format format)
 	}
 	if (snap->problem)
 		log_warn("scan problem\tproblem=%s", snap->problem);
+	if (snap->cap_note)
+		scheduler_log_cap_note(snap->cap_note);
 	for (size_t i = 0; i < registry_count(); i++)
 		failed |= snap->collectors[i].reported && !snap->collectors[i].success;
 	r = format == FORMAT_JSON ? render_json(stdout, snap, &meta)
-				  : render_text(stdout, snap, &meta);
+				  : render_text_limited(stdout, snap, &meta, max_bytes, 0, &cut);
+	if (cut)
+		log_warn("body cut at --web.max-body-bytes; the series past it are left out"
+			 "\tmax_body_bytes=%zu", max_bytes);
 	if (fflush(stdout) != 0 && r == 0)
 		r = -EIO;
 	if (r == 0 && failed) {
@@ -651,7 +691,9 @@ static int resolve_cgroup_root(struct args *a, struct collector_options *co)
 	*co = (struct collector_options){ .cgroupfs = a->cgroupfs_resolved, .procfs = a->procfs,
 					  .memory_v1 = root.layout == CGROUPS_V1_MEMORY,
 					  .fs_types_exclude = a->fs_types_exclude,
-					  .keep_listings = !a->once };
+					  .keep_listings = !a->once,
+					  .max_cgroups = a->max_cgroups,
+					  .max_cgroups_per_owner = a->max_cgroups_per_owner };
 	cgroups_root_done(&root);
 	return 0;
 }
@@ -816,6 +858,7 @@ static int run_daemon(struct scan_engine **cp, struct args *a)
 	}
 	*cp = NULL;
 	scheduler_set_min_interval(sched, a->scan_min_interval);
+	scheduler_set_max_body_bytes(sched, a->max_body_bytes);
 	r = http_listen(&ho, &srv, &err);
 	if (r < 0) {
 		log_error("cannot start the HTTP server\terr=%s", err ? err : strerror(-r));
@@ -839,6 +882,6 @@ int main(int argc, char **argv)
 	block_signals();
 	if (make_collector(&a, &c) < 0)
 		return EXIT_FAILURE;
-	r = a.once ? run_once(c, a.format) : run_daemon(&c, &a);
+	r = a.once ? run_once(c, a.format, a.max_body_bytes) : run_daemon(&c, &a);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

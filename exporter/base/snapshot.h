@@ -88,6 +88,21 @@ struct snap_cgroup {
 	void *data[COLLECTORS_MAX];
 };
 
+/* The caps on the cgroups of a scan: cachestat_scan_cgroups_capped_total{cap}. */
+enum snap_cap {
+	SNAP_CAP_NODE,  /* --scan.max-cgroups */
+	SNAP_CAP_OWNER, /* --scan.max-cgroups-per-owner */
+	_SNAP_CAP_MAX,
+};
+
+/* Which caps bit in a scan, for the log. */
+struct snap_cap_note {
+	size_t max_cgroups, max_per_owner;
+	bool node;         /* the node's cap left cgroups out */
+	size_t owners_cut; /* owners that lost cgroups */
+	char uids[200];    /* the first of them, "1000,1001", ",..." after the last that fits */
+};
+
 struct snap_collector {
 	bool enabled;  /* took part in the scan */
 	bool reported; /* has duration/success series */
@@ -102,6 +117,8 @@ struct snapshot {
 	struct snap_collector collectors[COLLECTORS_MAX]; /* by registry index */
 	uint64_t skipped[_SKIP_MAX]; /* cumulative since start */
 	char *problem;               /* first thing that went wrong in the scan, for the log */
+	uint64_t capped[_SNAP_CAP_MAX]; /* scans a cap left cgroups out of, since start */
+	struct snap_cap_note *cap_note; /* set when which caps bit changed since the last scan */
 	/* What frees a slot's data (snap_cgroup.data), set by the snapshot's maker (registry.h). */
 	void (*free_data[COLLECTORS_MAX])(void *data);
 	int refs;

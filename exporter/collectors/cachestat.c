@@ -244,6 +244,21 @@ static int scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int d
 	return r == -ENOENT ? 0 : r;
 }
 
+/*
+ * After every collector added its files (fanotify's recent ones): a cgroup that holds no file
+ * has no series, not seven zeros. A tenant's empty cgroups cost the node's series budget
+ * nothing, and the absence means the same as a zero would.
+ */
+static int cgroup_done(struct collect_scan *scan, size_t idx, void *state, struct snap_cgroup *cg)
+{
+	const struct cachestat_cgroup *sum = cg->data[idx];
+
+	(void)scan, (void)state;
+	if (sum && sum->files == 0)
+		drop_sum(state, cg);
+	return 0;
+}
+
 static void scan_end(struct collect_scan *scan, void *state)
 {
 	struct cachestat_scan *cs = state;
@@ -322,6 +337,7 @@ static const struct collector_def cachestat_collector = {
 	.reported = true,
 	.scan_begin = scan_begin,
 	.scan_cgroup = scan_cgroup,
+	.cgroup_done = cgroup_done,
 	.scan_end = scan_end,
 	.free_cgroup = free,
 	.render_text = cachestat_text,

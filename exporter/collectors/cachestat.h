@@ -12,7 +12,10 @@
 
 struct files_entry;
 
-/* snap_cgroup.data of "cachestat"; absent where the cgroup was not scanned to the end. */
+/*
+ * snap_cgroup.data of "cachestat"; absent where the cgroup was not scanned to the end, and
+ * where it holds no file.
+ */
 struct cachestat_cgroup {
 	struct snap_counts c;
 	uint64_t files;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "scan/render.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -49,7 +50,10 @@ static bool valid_utf8(const unsigned char *p, size_t n)
 	return true;
 }
 
-/* Undoes utf8_sanitize() (\\ is a backslash, \xNN a byte): the name must come back. */
+/*
+ * Undoes utf8_sanitize() (\\ is a backslash, \xNN a byte): the name must come back, or, for
+ * a cut one, its start.
+ */
 static bool reads_back(const char *clean, const char *name)
 {
 	size_t n = 0;
@@ -68,6 +72,8 @@ static bool reads_back(const char *clean, const char *name)
 			p++;
 			continue;
 		}
+		if (p[1] == '~') /* cut: the name goes on, and 32 hex digits of its SHA-256 end it */
+			return name[n] != '\0' && strlen(p + 2) == 32 && strspn(p + 2, "0123456789abcdef") == 32;
 		if (p[1] != 'x' || sscanf(p + 2, "%2x", &v) != 1 || (unsigned char)name[n++] != v)
 			return false;
 		p += 3;
@@ -92,8 +98,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    !valid_utf8((const unsigned char *)out, out_len) || memchr(out, '\n', out_len) ||
 	    strlen(out) != out_len)
 		abort();
+	if (strlen(clean) > UTF8_SANITIZE_MAX)
+		abort(); /* bounded */
 	if (valid_utf8((const unsigned char *)s, strlen(s)) && !strchr(s, '\\') &&
-	    strcmp(s, clean) != 0)
+	    strlen(s) <= UTF8_SANITIZE_MAX && strcmp(s, clean) != 0)
 		abort(); /* valid UTF-8 is left alone, but for its backslashes */
 	if (!reads_back(clean, s))
 		abort(); /* one-to-one: distinct names never give one label */

@@ -35,7 +35,7 @@ static int walk_dir(int dirfd, char *label, size_t len, size_t cap, unsigned dep
 	int r, fd;
 
 	r = visit(dirfd, label, userdata);
-	if (r < 0)
+	if (r != 0)
 		return r;
 	if (depth >= CGROUPS_MAX_DEPTH)
 		return 0;
@@ -78,6 +78,8 @@ static int walk_dir(int dirfd, char *label, size_t len, size_t cap, unsigned dep
 			label[1] = '\0';
 		if (r < 0)
 			return r;
+		if (r == CGROUPS_WALK_PRUNE_REST)
+			break;
 	}
 	return 0;
 }
@@ -87,6 +89,7 @@ int cgroups_walk(int root_fd, cgroups_visit_fn visit, void *userdata)
 	/* Labels are bounded by PATH_MAX like any path below the mount. */
 	_cleanup_free_ char *label = malloc(4096);
 	struct stat st;
+	int r;
 
 	if (!label)
 		return -ENOMEM;
@@ -95,7 +98,8 @@ int cgroups_walk(int root_fd, cgroups_visit_fn visit, void *userdata)
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
 	strcpy(label, "/");
-	return walk_dir(root_fd, label, 1, 4096, 0, visit, userdata);
+	r = walk_dir(root_fd, label, 1, 4096, 0, visit, userdata);
+	return r < 0 ? r : 0;
 }
 
 static int pid_cmp(const void *a, const void *b)

@@ -12,11 +12,19 @@
 /* Deeper trees are cut here; systemd's own limit on nesting is far below. */
 #define CGROUPS_MAX_DEPTH 64
 
+/* What a visitor may return besides 0 (go on) and -errno (stop the walk, passed on). */
+enum {
+	CGROUPS_WALK_PRUNE = 1,      /* do not go below this cgroup */
+	CGROUPS_WALK_PRUNE_REST = 2, /* nor below it, nor to its siblings not reached yet: the
+				      * rest of its parent's directory is not read (a cap that bit
+				      * costs one more directory entry, not the whole directory) */
+};
+
 /*
  * Called for every cgroup, depth first: parents before children, and each cgroup's whole subtree
  * before its next sibling (the subtree collector relies on it); dirfd is the cgroup's directory (valid
- * during the call only), label its path below the root ("/" for the root). A negative return
- * stops the walk and is passed on.
+ * during the call only), label its path below the root ("/" for the root). Returns 0, a
+ * CGROUPS_WALK_* value, or -errno, which stops the walk and is passed on.
  */
 typedef int (*cgroups_visit_fn)(int dirfd, const char *label, void *userdata);
 

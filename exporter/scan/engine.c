@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "scan/cgcap.h"
 #include "scan/cgroups.h"
 #include "files/dircache.h"
 #include "files/files.h"
@@ -33,6 +35,8 @@ struct scan_engine {
 	pthread_mutex_t lock;
 	struct config_ref *cfg;      /* under lock */
 	uint64_t skipped[_SKIP_MAX]; /* cumulative; under lock */
+	uint64_t capped[_SNAP_CAP_MAX]; /* cumulative; under lock */
+	struct snap_cap_note *cap_note; /* the last scan's, to log only a change; under lock */
 };
 
 static void config_ref_drop(struct config_ref *r)
@@ -113,8 +117,29 @@ static double seconds_since(uint64_t start_ns)
 
 struct walk {
 	struct collect_scan *scan;
+	struct cgcap *cap;
 	size_t cap_cgroups;
 };
+
+/* The depth of a cgroup by its label: 0 for "/", 1 for "/a". */
+static unsigned label_depth(const char *label)
+{
+	unsigned d = 0;
+
+	if (label[1] == '\0')
+		return 0;
+	for (const char *p = label; *p; p++)
+		d += *p == '/';
+	return d;
+}
+
+/* The owner of a cgroup's directory; root's when it cannot be told (it is gone anyway). */
+static uid_t dir_owner(int dirfd)
+{
+	struct stat st;
+
+	return fstat(dirfd, &st) == 0 ? st.st_uid : 0;
+}
 
 /* Room for one more cgroup in the snapshot; returns it, zeroed but for its name, or NULL. */
 static struct snap_cgroup *add_cgroup(struct walk *w, const char *label)
@@ -144,10 +169,14 @@ static int visit_cgroup(int dirfd, const char *label, void *userdata)
 {
 	struct walk *w = userdata;
 	struct collect_scan *scan = w->scan;
-	struct snap_cgroup *cg = add_cgroup(w, label);
+	struct snap_cgroup *cg;
 	size_t n = registry_count();
 	int r;
 
+	r = cgcap_admit(w->cap, label_depth(label), dir_owner(dirfd));
+	if (r != 0)
+		return r;
+	cg = add_cgroup(w, label);
 	if (!cg)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
@@ -219,9 +248,9 @@ static void fail_all(struct collect_scan *scan)
 }
 
 /* The walk over the cgroup tree: -ENOMEM, else 0 with what failed in the snapshot. */
-static int scan_walk(struct collect_scan *scan)
+static int scan_walk(struct collect_scan *scan, struct cgcap *cap)
 {
-	struct walk w = { .scan = scan };
+	struct walk w = { .scan = scan, .cap = cap };
 	_cleanup_close_ int root = -1;
 	int r;
 
@@ -243,20 +272,50 @@ static int scan_walk(struct collect_scan *scan)
 
 static int count_cgroup(int dirfd, const char *label, void *userdata)
 {
-	(void)dirfd, (void)label;
-	(*(size_t *)userdata)++;
-	return 0;
+	return cgcap_count(userdata, label_depth(label), dir_owner(dirfd));
 }
 
-/* The cgroups in the tree now (0 when it cannot be walked: scan_walk says why). */
-static size_t count_cgroups(const char *cgroupfs)
+/*
+ * The first pass of the caps (cgcap.h): the cgroups in the tree now, as far as the caps let
+ * any be kept; then the plan. Returns the cgroups the scan will visit at most (0 when the tree
+ * cannot be walked: scan_walk says why), or -ENOMEM.
+ */
+static ssize_t count_cgroups(const char *cgroupfs, struct cgcap *cap)
 {
 	_cleanup_close_ int root = open(cgroupfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	size_t n = 0;
 
-	if (root >= 0)
-		cgroups_walk(root, count_cgroup, &n);
-	return n;
+	if (root >= 0 && cgroups_walk(root, count_cgroup, cap) == -ENOMEM)
+		return -ENOMEM;
+	cgcap_plan(cap);
+	return (ssize_t)cgcap_planned(cap);
+}
+
+/* Which caps bit (NULL: none, or out of memory), and the counters they move. */
+static struct snap_cap_note *cap_report(const struct scan_engine *c, const struct cgcap *cap,
+					struct snapshot *snap)
+{
+	uid_t uids[16];
+	size_t n = cgcap_owners_cut(cap, uids, ELEMENTSOF(uids)), used = 0;
+	struct snap_cap_note *note;
+
+	snap->capped[SNAP_CAP_NODE] = cgcap_node_cut(cap);
+	snap->capped[SNAP_CAP_OWNER] = n > 0;
+	if (!snap->capped[SNAP_CAP_NODE] && n == 0)
+		return NULL;
+	note = calloc(1, sizeof(*note));
+	if (!note)
+		return NULL;
+	*note = (struct snap_cap_note){ .max_cgroups = c->opts.max_cgroups,
+					.max_per_owner = c->opts.max_cgroups_per_owner,
+					.node = snap->capped[SNAP_CAP_NODE], .owners_cut = n };
+	for (size_t i = 0; i < n && i < ELEMENTSOF(uids); i++)
+		used += (size_t)snprintf(note->uids + used, sizeof(note->uids) - used, "%s%u",
+					 i ? "," : "", (unsigned)uids[i]);
+	if (n > ELEMENTSOF(uids))
+		snprintf(note->uids + used, sizeof(note->uids) - used, ",...");
+	if (n == 0)
+		snprintf(note->uids, sizeof(note->uids), "none");
+	return note;
 }
 
 static int cgroup_cmp(const void *a, const void *b)
@@ -281,21 +340,29 @@ static struct snapshot *scan_run(struct scan_engine *c, const struct config *cfg
 		.page_size = c->page_size,
 		.fstypes = &fstypes,
 		.dircache = dircache,
-		.n_cgroups = count_cgroups(c->cgroupfs),
 		.snap = snap,
 	};
+	_cleanup_(cgcap_freep) struct cgcap *cap = NULL;
+	const struct cgcap_limits lim = { .max_cgroups = c->opts.max_cgroups,
+					  .max_per_owner = c->opts.max_cgroups_per_owner };
+	ssize_t planned;
 	int r;
 
 	fstypes_scan_init(&fstypes, &c->fstypes);
-	if (!snap)
+	if (!snap || cgcap_new(&lim, &cap) < 0)
 		return NULL;
+	planned = count_cgroups(c->cgroupfs, cap);
+	if (planned < 0)
+		return NULL;
+	scan.n_cgroups = (size_t)planned;
 	snap->abi = c->pc.abi;
 	r = scan_begin(&scan, &c->opts);
 	if (r == 0)
-		r = scan_walk(&scan);
+		r = scan_walk(&scan, cap);
 	scan_end(&scan);
 	if (r < 0)
 		return NULL;
+	snap->cap_note = cap_report(c, cap, snap);
 	if (snap->n_cgroups > 1)
 		qsort(snap->cgroups, snap->n_cgroups, sizeof(*snap->cgroups), cgroup_cmp);
 	return TAKE_PTR(snap);
@@ -321,6 +388,10 @@ int scan_engine_new(const struct collector_options *opts, const struct pagecache
 	}
 	c->opts.cgroupfs = c->cgroupfs;
 	c->opts.procfs = c->procfs;
+	if (!c->opts.max_cgroups)
+		c->opts.max_cgroups = SCAN_DEFAULT_MAX_CGROUPS;
+	if (!c->opts.max_cgroups_per_owner)
+		c->opts.max_cgroups_per_owner = SCAN_DEFAULT_MAX_CGROUPS_PER_OWNER;
 	c->cfg->cfg = cfg;
 	c->cfg->refs = 1;
 	c->pc = *pc;
@@ -365,6 +436,23 @@ void scan_engine_set_config(struct scan_engine *c, struct config *cfg)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* Under lock: keeps snap's cap note only when it differs from the last scan's (logged once). */
+static void cap_note_changed(struct scan_engine *c, struct snapshot *snap)
+{
+	bool same = (!c->cap_note && !snap->cap_note) ||
+		    (c->cap_note && snap->cap_note &&
+		     memcmp(c->cap_note, snap->cap_note, sizeof(*c->cap_note)) == 0);
+
+	free(c->cap_note);
+	c->cap_note = snap->cap_note ? malloc(sizeof(*c->cap_note)) : NULL;
+	if (c->cap_note)
+		*c->cap_note = *snap->cap_note;
+	if (same) {
+		free(snap->cap_note);
+		snap->cap_note = NULL;
+	}
+}
+
 int scan_engine_run(struct scan_engine *c, struct snapshot **ret)
 {
 	struct dircache *dircache; /* one scan at a time has it: a scan left behind keeps it */
@@ -392,6 +480,11 @@ int scan_engine_run(struct scan_engine *c, struct snapshot **ret)
 			c->skipped[i] += snap->skipped[i];
 			snap->skipped[i] = c->skipped[i];
 		}
+		for (int i = 0; i < _SNAP_CAP_MAX; i++) {
+			c->capped[i] += snap->capped[i];
+			snap->capped[i] = c->capped[i];
+		}
+		cap_note_changed(c, snap);
 	}
 	pthread_mutex_unlock(&c->lock);
 	dircache_free(dircache); /* a newer scan's came back first */
@@ -418,6 +511,7 @@ void scan_engine_free(struct scan_engine *c)
 	config_ref_drop(c->cfg);
 	fstypes_done(&c->fstypes);
 	dircache_free(c->dircache);
+	free(c->cap_note);
 	pthread_mutex_destroy(&c->lock);
 	free(c->cgroupfs);
 	free(c->procfs);

@@ -12,6 +12,10 @@
 #include "base/pagecache.h"
 #include "base/snapshot.h"
 
+/* The caps on cgroups per scan (cgcap.h) when the options leave them 0. */
+#define SCAN_DEFAULT_MAX_CGROUPS 10000
+#define SCAN_DEFAULT_MAX_CGROUPS_PER_OWNER 1000
+
 struct collector_options {
 	const char *cgroupfs; /* the cgroup v2 mount to walk */
 	bool memory_v1;       /* cgroupfs is the cgroup v1 memory hierarchy (a hybrid host) */
@@ -19,6 +23,8 @@ struct collector_options {
 	bool enable[COLLECTORS_MAX]; /* by registry index */
 	const char *fs_types_exclude; /* regex of file system types not to touch; NULL: the default */
 	bool keep_listings; /* keep directory listings between scans (dircache.h): a daemon's */
+	size_t max_cgroups;           /* per scan; 0: SCAN_DEFAULT_MAX_CGROUPS */
+	size_t max_cgroups_per_owner; /* per owner of delegated subtrees (cgcap.h); 0: the default */
 };
 
 struct scan_engine;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,15 +138,109 @@ static void render_collectors(FILE *out, const struct snapshot *s)
 	}
 }
 
-int render_text(FILE *out, const struct snapshot *s, const struct render_meta *meta)
+static void render_capped(FILE *out, const struct snapshot *s, uint64_t cut)
 {
-	render_info(out, s, meta);
+	static const char *const caps[_SNAP_CAP_MAX] = { [SNAP_CAP_NODE] = "node",
+							  [SNAP_CAP_OWNER] = "owner" };
+
+	render_family(out, "cachestat_scan_cgroups_capped_total", "counter",
+		      "Scans that left cgroups out at a cap (node: --scan.max-cgroups, owner: "
+		      "--scan.max-cgroups-per-owner), since the exporter started.");
+	for (int c = 0; c < _SNAP_CAP_MAX; c++)
+		fprintf(out, "cachestat_scan_cgroups_capped_total{cap=\"%s\"} %" PRIu64 "\n", caps[c],
+			s->capped[c]);
+	render_family(out, "cachestat_scrape_body_truncated_total", "counter",
+		      "Bodies cut at --web.max-body-bytes (the series past it left out), since the "
+		      "exporter started.");
+	render_sample(out, "cachestat_scrape_body_truncated_total", cut);
+}
+
+/* The room kept for the families written after the cut: theirs are a few KB. */
+#define RENDER_TAIL_BYTES (32u << 10)
+
+/* A stream that passes whole lines on to out while they fit in budget, then none. */
+struct capped_writer {
+	FILE *out;
+	size_t budget, written;
+	bool full;
+	char *line;
+	size_t len, size;
+};
+
+static bool line_append(struct capped_writer *w, const char *p, size_t n)
+{
+	if (w->written + w->len + n > w->budget)
+		return false;
+	if (w->len + n > w->size) {
+		size_t size = w->size ? w->size : 256;
+		char *t;
+
+		while (size < w->len + n)
+			size *= 2;
+		t = realloc(w->line, size);
+		if (!t)
+			return false;
+		w->line = t;
+		w->size = size;
+	}
+	memcpy(w->line + w->len, p, n);
+	w->len += n;
+	return true;
+}
+
+static ssize_t capped_write(void *cookie, const char *buf, size_t size)
+{
+	struct capped_writer *w = cookie;
+	size_t i = 0;
+
+	while (i < size && !w->full) {
+		const char *nl = memchr(buf + i, '\n', size - i);
+		size_t n = nl ? (size_t)(nl - (buf + i)) + 1 : size - i;
+
+		if (!line_append(w, buf + i, n)) {
+			w->full = true;
+			break;
+		}
+		if (nl) {
+			fwrite(w->line, 1, w->len, w->out);
+			w->written += w->len;
+			w->len = 0;
+		}
+		i += n;
+	}
+	return (ssize_t)size; /* what is left out is not an error */
+}
+
+int render_text_limited(FILE *out, const struct snapshot *s, const struct render_meta *meta,
+			size_t max_bytes, uint64_t cut_before, bool *ret_cut)
+{
+	struct capped_writer w = { .out = out };
+	cookie_io_functions_t io = { .write = capped_write };
+	FILE *f;
+
+	w.budget = max_bytes > RENDER_TAIL_BYTES ? max_bytes - RENDER_TAIL_BYTES : 0;
+	f = fopencookie(&w, "w", io);
+	if (!f)
+		return -ENOMEM;
+	render_info(f, s, meta);
 	for (size_t i = 0; i < registry_count(); i++)
 		if (registry_get(i)->render_text)
-			registry_get(i)->render_text(out, s, i);
+			registry_get(i)->render_text(f, s, i);
+	fclose(f);
+	free(w.line);
+	w.full |= w.len > 0; /* a line without its end */
 	render_skipped(out, s);
 	render_collectors(out, s);
+	render_capped(out, s, cut_before + w.full);
+	*ret_cut = w.full;
 	return ferror(out) ? -EIO : 0;
+}
+
+int render_text(FILE *out, const struct snapshot *s, const struct render_meta *meta)
+{
+	bool cut;
+
+	return render_text_limited(out, s, meta, SIZE_MAX, 0, &cut);
 }
 
 /* ---- JSON ---- */

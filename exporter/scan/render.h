@@ -8,6 +8,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -22,6 +23,24 @@ struct render_meta {
 
 /* Returns 0, or -EIO when out fails. */
 int render_text(FILE *out, const struct snapshot *s, const struct render_meta *meta);
+
+/*
+ * A body's bytes at most (--web.max-body-bytes): the default stays far below the unit's
+ * MemoryMax of 256 MiB with the daemon's copies of a body (the text while it grows, its gzip,
+ * the sealed memfd the HTTP process maps, the one before it still served). The least leaves
+ * room for the exporter's own families, written after the cut.
+ */
+#define RENDER_DEFAULT_MAX_BYTES (16u << 20)
+#define RENDER_MIN_MAX_BYTES (64u << 10)
+
+/*
+ * render_text() in max_bytes at most: the collectors' lines past max_bytes less the room of
+ * the exporter's own families are left out, whole lines and every line after the first left
+ * out, so that what is sent stays valid; *ret_cut says whether any was.
+ * cachestat_scrape_body_truncated_total is cut_before, plus one when this body was cut.
+ */
+int render_text_limited(FILE *out, const struct snapshot *s, const struct render_meta *meta,
+			size_t max_bytes, uint64_t cut_before, bool *ret_cut);
 int render_json(FILE *out, const struct snapshot *s, const struct render_meta *meta);
 
 /* s as valid UTF-8, invalid bytes as "\\xNN" (see utf8_sanitize()). Caller frees. */

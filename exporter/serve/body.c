@@ -23,6 +23,9 @@ static void body_free(struct sched_body *b)
 	free(b);
 }
 
+/* Bodies cut at max_bytes since start: every body is rendered here. */
+static _Atomic uint64_t bodies_cut;
+
 struct sched_body *sched_body_ref(struct sched_body *b)
 {
 	if (b)
@@ -104,9 +107,10 @@ int sched_gzip_end(uint32_t head_crc, size_t head_len, const char *text, size_t 
 }
 
 struct sched_body *sched_body_render(struct snapshot *snap, const struct render_meta *meta,
-				     uint64_t seq)
+				     size_t max_bytes, uint64_t seq)
 {
 	_cleanup_fclose_ FILE *f = NULL;
+	bool cut = false;
 	struct sched_body *b = calloc(1, sizeof(*b));
 	int r;
 
@@ -119,7 +123,10 @@ struct sched_body *sched_body_render(struct snapshot *snap, const struct render_
 		body_free(b);
 		return NULL;
 	}
-	r = render_text(f, snap, meta);
+	r = render_text_limited(f, snap, meta, max_bytes, atomic_load(&bodies_cut), &cut);
+	if (r == 0 && cut)
+		atomic_fetch_add(&bodies_cut, 1);
+	b->cut = cut;
 	if (fclose(TAKE_PTR(f)) != 0 || r < 0) {
 		body_free(b);
 		return NULL;

@@ -30,6 +30,7 @@ struct sched_body {
 	uint32_t crc;      /* CRC-32 of text, for the member's trailer */
 	char *problem;     /* the scan's first problem, or NULL */
 	atomic_bool problem_taken;
+	bool cut;          /* cut at the scheduler's max_bytes (render_text_limited()) */
 	/* frees text, gz and the body itself when not malloc'd (a body mapped from another
 	 * process: privsep/channel.h); NULL: free() */
 	void (*release)(struct sched_body *b);
@@ -54,9 +55,12 @@ int sched_gzip_start(const char *text, size_t len, unsigned char **ret, size_t *
 int sched_gzip_end(uint32_t head_crc, size_t head_len, const char *text, size_t len,
 		   unsigned char **ret, size_t *ret_len);
 
-/* The snapshot rendered once, text and gzip, its problem taken. NULL when out of memory. */
+/*
+ * The snapshot rendered once in max_bytes at most (render_text_limited(); the bodies cut are
+ * counted here, for all), text and gzip, its problem taken. NULL when out of memory.
+ */
 struct sched_body *sched_body_render(struct snapshot *snap, const struct render_meta *meta,
-				     uint64_t seq);
+				     size_t max_bytes, uint64_t seq);
 
 /*
  * A scrape that waits without holding a thread. The caller sets wake and userdata; wake is

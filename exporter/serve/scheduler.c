@@ -11,6 +11,7 @@
 #include <time.h>
 #include <zlib.h>
 
+#include "base/log.h"
 #include "base/util.h"
 
 struct scheduler {
@@ -30,6 +31,8 @@ struct scheduler {
 	unsigned stuck_alive;    /* scans left behind that have not ended yet */
 	uint64_t stuck_total;
 	uint64_t min_interval_ns; /* a body younger than this is served without a scan */
+	size_t max_body_bytes;
+	bool body_cut;           /* the last body was cut: logged when that changes */
 	struct sched_body *latest;
 	bool closing;            /* scheduler_free() ran: the last thread out frees */
 };
@@ -124,6 +127,14 @@ static int scan_unshared(struct scan_engine *c, struct snapshot **ret)
 	return p.r;
 }
 
+void scheduler_log_cap_note(const struct snap_cap_note *n)
+{
+	log_warn("cgroups left out of the scan at a cap: the owners named lose the cgroups of their "
+		 "delegated subtrees past their share\tmax_cgroups=%zu\tmax_cgroups_per_owner=%zu"
+		 "\tnode_cap_bit=%s\towners_cut=%zu\towner_uids=%s",
+		 n->max_cgroups, n->max_per_owner, n->node ? "true" : "false", n->owners_cut, n->uids);
+}
+
 static void *scanner(void *arg)
 {
 	struct scan_job *j = arg;
@@ -131,13 +142,28 @@ static void *scanner(void *arg)
 	struct sched_body *b = NULL, *old = NULL;
 	struct sched_waiter *ready;
 	struct snapshot *snap = NULL;
+	size_t max_body;
 	bool last;
 
 	if (scan_unshared(s->c, &snap) == 0) {
-		b = sched_body_render(snap, s->meta, j->seq);
+		/* a change of which cgroup caps bite: once, not every scan */
+		if (snap->cap_note)
+			scheduler_log_cap_note(snap->cap_note);
+		pthread_mutex_lock(&s->lock);
+		max_body = s->max_body_bytes;
+		pthread_mutex_unlock(&s->lock);
+		b = sched_body_render(snap, s->meta, max_body, j->seq);
 		snapshot_unref(snap);
 	}
 	pthread_mutex_lock(&s->lock);
+	if (b && b->cut != s->body_cut) {
+		s->body_cut = b->cut;
+		if (b->cut)
+			log_warn("body cut at --web.max-body-bytes; the series past it are left out"
+				 "\tmax_body_bytes=%zu", max_body);
+		else
+			log_info("bodies no longer cut at --web.max-body-bytes");
+	}
 	if (b && (!s->latest || s->latest->seq < j->seq)) {
 		old = s->latest;
 		s->latest = TAKE_PTR(b);
@@ -221,6 +247,7 @@ int scheduler_new(struct scan_engine *c, const struct render_meta *meta, struct 
 	s->c = c;
 	s->meta = meta;
 	s->next_seq = 1;
+	s->max_body_bytes = RENDER_DEFAULT_MAX_BYTES;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -376,6 +403,13 @@ void scheduler_set_min_interval(struct scheduler *s, double seconds)
 {
 	pthread_mutex_lock(&s->lock);
 	s->min_interval_ns = (uint64_t)(seconds * 1e9);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void scheduler_set_max_body_bytes(struct scheduler *s, size_t bytes)
+{
+	pthread_mutex_lock(&s->lock);
+	s->max_body_bytes = bytes;
 	pthread_mutex_unlock(&s->lock);
 }
 

@@ -68,6 +68,12 @@ void scheduler_wake_all(struct scheduler *s);
  */
 void scheduler_set_min_interval(struct scheduler *s, double seconds);
 
+/* Logs which cgroup caps bit (snapshot.cap_note, set only when that changed): once, not per scan. */
+void scheduler_log_cap_note(const struct snap_cap_note *n);
+
+/* A body's bytes at most (RENDER_DEFAULT_MAX_BYTES until set). */
+void scheduler_set_max_body_bytes(struct scheduler *s, size_t bytes);
+
 /* Scans left behind since start (cachestat_scans_stuck_total). */
 uint64_t scheduler_stuck_total(struct scheduler *s);
 

@@ -119,11 +119,58 @@ static void test_sanitize_byte_and_its_spelling(void **state)
 	free(b);
 }
 
+/* sanitized s, checked against the expected text; frees it */
+static void expect_sanitized(const char *s, const char *want)
+{
+	char *got = utf8_sanitize(s);
+
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/*
+ * Past UTF8_SANITIZE_MAX: cut after a whole character or escape, "\\~" and 128 bits of the
+ * SHA-256 of the whole raw name (the digits from Python's hashlib). Up to it: unchanged.
+ */
+static void test_sanitize_cut(void **state)
+{
+	char a[2001], ff[301], want[UTF8_SANITIZE_MAX + 1];
+	char *got;
+
+	(void)state;
+	memset(a, 'a', 2000);
+	a[2000] = '\0';
+	memset(ff, 0xff, 300);
+	ff[300] = '\0';
+
+	/* 990 'a', then the marker and the digest: 1024 bytes */
+	memset(want, 'a', 990);
+	strcpy(want + 990, "\\~c4a700f85b7e9e5cdbdc51170409ee2a");
+	expect_sanitized(a, want);
+	/* differing only past the cut: another digest */
+	a[1999] = 'b';
+	strcpy(want + 990, "\\~5b1d45e1514c17355ef19c37f36f59a3");
+	expect_sanitized(a, want);
+	/* four characters a byte: 247 whole escapes (988 bytes), never half of one */
+	got = utf8_sanitize(ff);
+	assert_non_null(got);
+	assert_int_equal(strlen(got), 247 * 4 + 34);
+	assert_string_equal(got + 247 * 4, "\\~5263250339d3961c91f0bb1150e95ff8");
+	assert_memory_equal(got, "\\xff\\xff", 8);
+	free(got);
+	/* exactly the most: unchanged */
+	a[UTF8_SANITIZE_MAX] = '\0';
+	a[UTF8_SANITIZE_MAX - 1] = 'a';
+	expect_sanitized(a, a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sanitize_one_to_one),
 		cmocka_unit_test(test_sanitize_byte_and_its_spelling),
+		cmocka_unit_test(test_sanitize_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -73,6 +73,19 @@ static int stop_at_b(int dirfd, const char *label, void *userdata)
 	return strcmp(label, "/b") == 0 ? -ECANCELED : 0;
 }
 
+/* Prunes below /a, and the rest of /b after the first child of it visited. */
+static int prune_some(int dirfd, const char *label, void *userdata)
+{
+	struct labels *l = userdata;
+	int r = collect_label(dirfd, label, userdata);
+
+	if (r == 0 && strcmp(label, "/a") == 0)
+		return CGROUPS_WALK_PRUNE;
+	if (r == 0 && strncmp(label, "/b/", 3) == 0 && l->n > 0)
+		return CGROUPS_WALK_PRUNE_REST;
+	return r;
+}
+
 static int label_cmp(const void *a, const void *b)
 {
 	return strcmp(a, b);
@@ -98,6 +111,18 @@ static void test_walk(void **state)
 	assert_string_equal(l.v[3], "/a/y");
 	assert_string_equal(l.v[4], "/b");
 	assert_int_equal(cgroups_walk(fd, stop_at_b, NULL), -ECANCELED);
+	close(fd);
+	/* a prune skips below; a prune of the rest skips the siblings not reached yet */
+	fixture_sh("cd %s && mkdir b/p b/q b/r", dir);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(cgroups_walk(fd, prune_some, &l), 0);
+	assert_int_equal(l.n, 4); /* "/", /a, /b and one of /b's three */
+	qsort(l.v, (size_t)l.n, sizeof(l.v[0]), label_cmp);
+	assert_string_equal(l.v[1], "/a");
+	assert_string_equal(l.v[2], "/b");
+	assert_memory_equal(l.v[3], "/b/", 3);
 	close(fd);
 	assert_false(cgroups_is_v2(open("/", O_RDONLY | O_CLOEXEC)));
 	assert_int_equal(tree_remove(dir), 0);

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# make bench-hostile: the cost of one scan (--once: CPU seconds, peak RSS, bytes printed) against
+# each input a tenant controls, to show it linear below each cap and flat above it:
+#  - cgroups, root's own (the node's cap, --scan.max-cgroups, 10000 by default) and below a
+#    delegated directory owned by nobody (the owner's cap, --scan.max-cgroups-per-owner, 1000);
+#  - the length of their names, in bytes of 0xff (labels are cut at 1024 bytes);
+#  - the descriptors one process holds (one file, dup'ed; RLIMIT_NOFILE and fs.nr_open raised).
+# The trees are directories on a tmpfs walked as --path.cgroupfs, each with a cgroup.procs file:
+# mkdir in a real cgroupfs costs 30 ms a cgroup here, the exporter's own cost is what is measured.
+# Then tests/bench/hostile-overlays.sh (the mount side), when it is there and executable.
+# Needs root (chown, the tmpfs, the descriptor limits). HOSTILE_BIN=PATH measures another build
+# of the exporter (an older one, for a before and after).
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${HOSTILE_BIN:-$top/exporter/cachestat_exporter}
+py=/usr/bin/python3
+export LC_ALL=C
+
+[ "$(id -u)" -eq 0 ] || { echo "hostile.sh: needs root (chown, a tmpfs, descriptor limits)" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "hostile.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
+make -s -C "$top/exporter" >/dev/null || exit 1
+
+work=$(mktemp -d /tmp/cse-hostile.XXXXXX)
+holder=
+cleanup() {
+	[ -n "$holder" ] && kill "$holder" 2>/dev/null
+	umount "$work/t" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir "$work/t"
+mount -t tmpfs -o size=512m,mode=755 cse-hostile "$work/t" || exit 1
+
+# tree N NAMELEN OWNER [PID]: $work/t/tree holding /sys/... (root's, 10) and /tenant (OWNER's)
+# with N cgroups below it, 100 a directory, each name NAMELEN bytes of 0xff (16: ASCII);
+# PID, when given, is the process of /sys/holder's cgroup.procs.
+tree() {
+	rm -rf "$work/t/tree"
+	"$py" - "$work/t/tree" "$1" "$2" "${4:-}" <<'EOF' || exit 1
+import os, sys
+root, n, namelen, pid = os.fsencode(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+def cg(path, procs=b''):
+    os.mkdir(path)
+    with open(path + b'/cgroup.procs', 'wb') as f:
+        f.write(procs)
+cg(root)
+cg(root + b'/sys')
+for i in range(10):
+    cg(root + b'/sys/s%d' % i)
+cg(root + b'/sys/holder', pid.encode() + b'\n' if pid else b'')
+cg(root + b'/tenant')
+def name(i):
+    tag = b'%06d' % i
+    return tag + (b'x' if namelen == 16 else b'\xff') * (namelen - len(tag))
+for g in range((n + 99) // 100):
+    d = root + b'/tenant/' + name(g)
+    cg(d)
+    for i in range(min(100, n - 100 * g) - 1):
+        cg(d + b'/' + name(i))
+EOF
+	[ "$3" = root ] || chown -R "$3" "$work/t/tree/tenant"
+}
+
+# measure WHAT VALUE: one --once over the tree; a row of the table
+measure() {
+	local u s rss
+	/usr/bin/time -f '%U %S %M %e' -o "$work/time" "$bin" --once --path.cgroupfs="$work/t/tree" \
+		>"$work/out.prom" 2>"$work/err"
+	read -r u s rss _ <"$work/time"
+	printf '| %-34s | %9s | %8.2f | %9s | %12s | %7s |\n' "$1" "$2" \
+		"$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')" "$((rss / 1024))" \
+		"$(wc -c <"$work/out.prom")" "$(grep -c '^cachestat_cgroup_info{' "$work/out.prom")"
+}
+
+printf '| %-34s | %9s | %8s | %9s | %12s | %7s |\n' input value "CPU s" "RSS MiB" "bytes" cgroups
+printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..36})" "-----------" "----------" \
+	"-----------" "--------------" "---------"
+for n in 100 1000 2000 5000 10000 20000; do
+	tree "$n" 16 root
+	measure "cgroups, root's (node cap 10000)" "$n"
+done
+for n in 100 1000 2000 5000 10000 20000; do
+	tree "$n" 16 nobody
+	measure "cgroups, delegated (owner cap 1000)" "$n"
+done
+for len in 16 64 128 255; do
+	tree 1000 "$len" root
+	measure "name bytes of 0xff, 1000 cgroups" "$len"
+done
+
+# the descriptors of one process: one file, dup'ed N times
+sysctl -q -w fs.nr_open=1100000 || echo "  (fs.nr_open not raised: 1,000,000 descriptors may fail)"
+head -c 65536 /dev/urandom >"$work/held"
+for n in 1 1000 10000 19000 100000 1000000; do
+	# raising the hard limit needs CAP_SYS_RESOURCE (a container may not have it)
+	if [ $((n + 64)) -gt "$(ulimit -Hn)" ] && ! (ulimit -Hn $((n + 64))) 2>/dev/null; then
+		printf '| %-34s | %9s | %s |\n' "descriptors of one process" "$n" \
+			"not run: RLIMIT_NOFILE's hard limit is $(ulimit -Hn), and raising it needs CAP_SYS_RESOURCE"
+		continue
+	fi
+	"$py" - "$work/held" "$n" "$work/ready" <<'EOF' &
+import os, resource, signal, sys
+path, n, ready = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+resource.setrlimit(resource.RLIMIT_NOFILE, (n + 64, n + 64))
+fd = os.open(path, os.O_RDONLY)
+for _ in range(n - 1):
+    os.dup(fd)
+open(ready, 'w').close()
+signal.pause()
+EOF
+	holder=$!
+	for _ in $(seq 600); do [ -e "$work/ready" ] && break; sleep 0.1; done
+	rm -f "$work/ready"
+	tree 100 16 root "$holder"
+	measure "descriptors of one process" "$n"
+	kill "$holder"
+	wait "$holder" 2>/dev/null
+	holder=
+done
+
+if [ -x "$top/tests/bench/hostile-overlays.sh" ]; then
+	echo
+	"$top/tests/bench/hostile-overlays.sh"
+fi
