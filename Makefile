@@ -29,6 +29,7 @@ SUITES = \
 	hard-files='tests/integration/hardening-files.sh' \
 	hard-mounts='tests/integration/hardening-mounts.sh' \
 	hard-limits='tests/integration/hardening-limits.sh' \
+	hard-cgroups='tests/integration/hardening-cgroups.sh' \
 	hapair='tests/integration/hapair.sh' \
 	bench-smoke='tests/bench/smoke.sh' \
 	dashboards='dashboards/check.sh' \
