@@ -752,6 +752,62 @@ static void test_mapping_swapped(void **state)
 	assert_int_equal(tree_remove(p), 0);
 }
 
+/*
+ * A recycled pid: cgroup.procs of the scanned cgroup listed it, and by the time /proc/PID is
+ * opened it is a process of another cgroup (here a stand-in whose cgroup file says so). Its
+ * files are not the cgroup's: skipped, counted as vanished. The same process in the scanned
+ * cgroup (v2, or the v1 memory hierarchy's line) is scanned.
+ */
+static void test_recycled_pid(void **state)
+{
+	static const struct {
+		const char *pid, *cgroup;
+		bool v1, counted;
+	} cases[] = {
+		{ "4101", "0::/tenant/other\n", false, false },
+		{ "4102", "0::/tenant/scanned/child\n", false, false },
+		{ "4103", "0::/tenant/scanned\n", false, true },
+		{ "4104", "5:memory:/tenant/other\n0::/tenant/scanned\n", true, false },
+		{ "4105", "5:cpu:/tenant/other\n4:memory:/tenant/scanned\n0::/\n", true, true },
+	};
+	char p[300], line[600], file[300];
+	struct files_ctx ctx;
+	struct stat st;
+	struct seen s;
+
+	(void)state;
+	put("recycled-own", 100);
+	snprintf(file, sizeof(file), "%s/recycled-own", dir);
+	assert_int_equal(stat(file, &st), 0);
+	/* a shared writable mapping: admitted whoever owns the file */
+	snprintf(line, sizeof(line), "1000-2000 rw-s 00000000 %x:%x %llu %s\n", major(st.st_dev),
+		 minor(st.st_dev), (unsigned long long)st.st_ino, file);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		fake_pid(cases[i].pid, line, cases[i].cgroup, file);
+
+	ctx_init_fake(&ctx, &s);
+	ctx.cgroup = "/tenant/scanned";
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t vanished = ctx.skipped[SKIP_VANISHED];
+
+		fileset_clear(&ctx.seen);
+		s.n = 0;
+		ctx.cgroup_memory_v1 = cases[i].v1;
+		assert_int_equal(files_scan_pid(&ctx, atoi(cases[i].pid)), 0);
+		assert_int_equal(saw(&s, "/recycled-own"), cases[i].counted);
+		assert_int_equal(ctx.skipped[SKIP_VANISHED] - vanished, cases[i].counted ? 0 : 1);
+	}
+	/* no cgroup to compare with (configured paths, a tree not on a cgroup file system) */
+	ctx.cgroup = NULL;
+	fileset_clear(&ctx.seen);
+	s.n = 0;
+	assert_int_equal(files_scan_pid(&ctx, 4101), 0);
+	assert_true(saw(&s, "/recycled-own"));
+	ctx_done(&ctx);
+	snprintf(p, sizeof(p), "%s/fakeproc", dir);
+	assert_int_equal(tree_remove(p), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -770,6 +826,7 @@ int main(void)
 		cmocka_unit_test(test_cgroup_share),
 		cmocka_unit_test(test_map_files_fallback),
 		cmocka_unit_test(test_mapping_swapped),
+		cmocka_unit_test(test_recycled_pid),
 	};
 
 	return cmocka_run_group_tests_name("files", tests, setup, teardown);
