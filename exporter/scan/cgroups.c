@@ -177,7 +177,8 @@ int cgroups_ns_path_of(const char *mountinfo, size_t len, int mount_id, const ch
 	k = strcmp(m.mount_point, "/") == 0 ? 0 : strlen(m.mount_point);
 	if (strcmp(m.fstype, "cgroup2") != 0 && strcmp(m.fstype, "cgroup") != 0)
 		r = -ENOMEDIUM;
-	else if (strncmp(path, m.mount_point, k) != 0 || (path[k] != '/' && path[k] != '\0'))
+	else if (m.root[0] != '/' || strncmp(path, m.mount_point, k) != 0 ||
+		 (path[k] != '/' && path[k] != '\0'))
 		r = -EINVAL;
 	if (r == 0) {
 		root = strcmp(m.root, "/") == 0 ? "" : m.root;
