@@ -26,6 +26,8 @@ struct cachestat_scan {
 	struct cachestat_cgroup *sum;
 	pid_t comm_pid;       /* whose comm is in comm; 0: none yet */
 	char comm[32];
+	char *cgroup_root;    /* the tree's root as /proc/PID/cgroup names it; NULL: unknown */
+	char *cgroup_path;    /* that of the cgroup being scanned (files.cgroup) */
 };
 
 /* /proc/PID/comm of the process the scan is at, read once per process; NULL if unknown. */
@@ -129,6 +131,7 @@ static int visit_file(struct files_ctx *fc, const struct files_entry *e)
 static int scan_begin(struct collect_scan *scan, size_t idx, void **ret_state)
 {
 	_cleanup_free_ struct cachestat_scan *cs = NULL;
+	int r;
 
 	if (scan->pc->abi == PAGECACHE_ABI_NONE)
 		return 0; /* no numbers at all rather than zeros */
@@ -153,7 +156,18 @@ static int scan_begin(struct collect_scan *scan, size_t idx, void **ret_state)
 		scan_problem(scan, "opening %s: %m", scan->procfs);
 		scan_fail(scan, idx);
 		cs->broken = true;
+	} else {
+		r = cgroups_ns_path(cs->files.procfs_fd, scan->cgroupfs, &cs->cgroup_root);
+		if (r == -ENOMEM) {
+			closep(&cs->files.procfs_fd);
+			return r;
+		}
+		/* not a cgroup file system (a directory walked as one): no cgroup to compare with */
+		if (r < 0 && r != -ENOMEDIUM)
+			scan_problem(scan, "finding %s in the mount table: %s; a reused pid is not detected",
+				     scan->cgroupfs, strerror(-r));
 	}
+	cs->files.cgroup_memory_v1 = scan->memory_v1;
 	*ret_state = TAKE_PTR(cs);
 	return 1;
 }
@@ -229,6 +243,13 @@ static int scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int d
 	cs->sum = cg->data[cs->idx] = calloc(1, sizeof(struct cachestat_cgroup));
 	if (!cs->sum)
 		return -ENOMEM;
+	if (cs->cgroup_root) {
+		free(cs->cgroup_path);
+		cs->cgroup_path = cgroups_label_path(cs->cgroup_root, cg->name);
+		if (!cs->cgroup_path)
+			return -ENOMEM;
+		cs->files.cgroup = cs->cgroup_path;
+	}
 
 	r = scan_procs(cs, dirfd);
 	if (r == 0)
@@ -273,6 +294,8 @@ static void scan_end(struct collect_scan *scan, void *state)
 		skiplog_flush();
 	closep(&cs->files.procfs_fd);
 	files_ctx_done(&cs->files);
+	free(cs->cgroup_root);
+	free(cs->cgroup_path);
 	free(cs);
 }
 

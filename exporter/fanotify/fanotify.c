@@ -20,6 +20,7 @@
 #include "files/creds.h"
 #include "files/fstypes.h"
 #include "parse/mountinfo.h"
+#include "parse/proccgroup.h"
 #include "base/util.h"
 
 /* File systems with no files worth a mark: kernel interfaces, and device nodes. */
@@ -141,29 +142,10 @@ void fanotify_silence_refreshed(struct fanotify_silence *s, uint64_t now)
 
 char *fanotify_cgroup_of(char *buf, bool memory_v1)
 {
-	char *save = NULL;
+	char *path = proccgroup_path(buf, memory_v1);
 
-	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *ctl = strchr(line, ':'), *path;
-
-		if (!ctl || !(path = strchr(ctl + 1, ':')))
-			continue;
-		*path++ = '\0';
-		ctl++;
-		/* "/.." leads out of our cgroup namespace: a path we cannot name (a container's view) */
-		if (path[0] != '/' || strncmp(path, "/..", 3) == 0)
-			continue;
-		if (!memory_v1 && strcmp(line, "0:") == 0 && ctl[0] == '\0')
-			return path;
-		if (memory_v1 && strcmp(line, "0:") != 0) {
-			char *s2 = NULL;
-
-			for (char *c = strtok_r(ctl, ",", &s2); c; c = strtok_r(NULL, ",", &s2))
-				if (strcmp(c, "memory") == 0)
-					return path;
-		}
-	}
-	return NULL;
+	/* "/.." leads out of our cgroup namespace: a path we cannot name (a container's view) */
+	return path && strncmp(path, "/..", 3) != 0 ? path : NULL;
 }
 
 static bool pseudo(const char *fstype)

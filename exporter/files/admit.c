@@ -8,6 +8,7 @@
 #include <sys/sysmacros.h>
 
 #include "files/fileset.h"
+#include "files/overlay.h"
 #include "files/source.h"
 
 int files_stat_opath(int fd, struct stat *st, uint64_t *ret_mnt_id)
@@ -42,6 +43,24 @@ int files_claim(struct files_ctx *ctx, const struct stat *st, const struct stat 
 	return 1;
 }
 
+/*
+ * Whether pfd (st) is the object the source saw (a->want): the object whose permission the
+ * source judged. A mapping's address can be given another file between the read of maps and
+ * the open of map_files, one with the same inode number on another device, so the device is
+ * compared too, but on overlayfs reached through map_files, where maps may print the device
+ * of the layer's file (kernels before backing files) and the inode number alone is left. The
+ * device is compared after the exclusion step: telling overlayfs costs a statfs(), which must
+ * not be asked of an excluded (network, FUSE) file system.
+ */
+static bool admit_same_object(const struct files_admission *a, const struct stat *st)
+{
+	if ((uint64_t)st->st_ino != (uint64_t)a->want->st_ino)
+		return false;
+	if (st->st_dev == a->want->st_dev)
+		return true;
+	return !a->want_dev && overlay_is_overlay(a->pfd, st);
+}
+
 /* Steps 1 to 3: 1 with the stat and mount id of a/pfd when it may go on, else 0, skip counted. */
 static int admit_file(struct files_ctx *ctx, const struct files_admission *a, struct stat *st,
 		      uint64_t *mnt_id)
@@ -59,14 +78,12 @@ static int admit_file(struct files_ctx *ctx, const struct files_admission *a, st
 		files_skip(ctx, SKIP_NOT_REGULAR);
 		return 0;
 	}
-	/* map_files names the mapped file itself; a path is checked to be it, device and inode */
-	if (a->want && ((uint64_t)st->st_ino != (uint64_t)a->want->st_ino ||
-			(a->want_dev && st->st_dev != a->want->st_dev))) {
-		files_skip(ctx, SKIP_VANISHED);
-		return 0;
-	}
 	if (files_mount_excluded(ctx, a->piddir, *mnt_id)) {
 		files_skip(ctx, SKIP_FS_TYPE);
+		return 0;
+	}
+	if (a->want && !admit_same_object(a, st)) {
+		files_skip(ctx, SKIP_VANISHED);
 		return 0;
 	}
 	return 1;

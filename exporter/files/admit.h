@@ -6,8 +6,9 @@
  * FIFO, nothing asked of a FUSE daemon) and pins the inode; files_admit() then, in this order:
  *
  *   1. stats it without asking its file system anything not cached: a regular file, or skipped;
- *   2. checks it is the file the source saw, where the source says one (a mapping's inode);
- *   3. leaves it alone on an excluded file system (fstypes.h);
+ *   2. leaves it alone on an excluded file system (fstypes.h);
+ *   3. checks it is the file the source saw, where the source says one (a mapping's device
+ *      and inode): the object whose permission the source judges;
  *   4. counts it once per cgroup: a file the cgroup counted already is passed over, else the
  *      source's permission step (could the process have asked cachestat(2) about it, creds.h)
  *      decides and it is claimed; a file the walk claimed by readdir's inode must still be it;
@@ -30,9 +31,9 @@ struct files_admission {
 	int pfd;    /* the O_PATH descriptor (the caller's: it stays open), or -errno of its open */
 	int piddir; /* /proc/PID of the process whose file it is, for its mount table; -1: none */
 	/*
-	 * The (dev, ino) the source saw, where it is not the descriptor itself (a mapped path):
-	 * the inode must match, and the device too with want_dev. The file is then also counted
-	 * under it (maps prints the device the kernel keeps). NULL: none.
+	 * The (dev, ino) the source saw, where it is not the descriptor itself (a mapping): both
+	 * must match, but the device of a file on overlayfs, unless want_dev. The file is then
+	 * also counted under it (maps prints the device the kernel keeps). NULL: none.
 	 */
 	const struct stat *want;
 	bool want_dev;

@@ -29,23 +29,27 @@ static const char *field(const char *buf, size_t len, const char *key)
 	return NULL;
 }
 
-/* The 4th of "real effective saved fs" ids. */
-static int parse_fs_id(const char *p, unsigned long *ret)
+/* The "real effective saved fs" ids of a Uid: or Gid: line. */
+static int parse_ids(const char *p, unsigned long ret[4])
 {
-	unsigned long v[4];
 	char *end;
 
 	if (!p)
 		return -EINVAL;
 	for (int i = 0; i < 4; i++) {
 		errno = 0;
-		v[i] = strtoul(p, &end, 10);
-		if (errno || end == p || v[i] > UINT32_MAX)
+		ret[i] = strtoul(p, &end, 10);
+		if (errno || end == p || ret[i] > UINT32_MAX)
 			return -EINVAL;
 		p = end;
 	}
-	*ret = v[3];
 	return 0;
+}
+
+/* Whether the real id differs from the effective or the fs one (a setuid or setfsuid process). */
+static bool ids_borrowed(const unsigned long ids[4])
+{
+	return ids[0] != ids[1] || ids[0] != ids[3];
 }
 
 static int parse_groups(const char *p, gid_t **ret, size_t *ret_n)
@@ -85,15 +89,15 @@ static int parse_groups(const char *p, gid_t **ret, size_t *ret_n)
 int creds_parse_status(const char *buf, size_t len, struct creds *ret)
 {
 	const char *cap = field(buf, len, "CapEff:");
-	unsigned long uid, gid;
+	unsigned long uid[4], gid[4];
 	unsigned long long caps;
 	gid_t *groups;
 	size_t n_groups;
 	char *end;
 	int r;
 
-	if (parse_fs_id(field(buf, len, "Uid:"), &uid) < 0 ||
-	    parse_fs_id(field(buf, len, "Gid:"), &gid) < 0 || !cap)
+	if (parse_ids(field(buf, len, "Uid:"), uid) < 0 ||
+	    parse_ids(field(buf, len, "Gid:"), gid) < 0 || !cap)
 		return -EINVAL;
 	errno = 0;
 	caps = strtoull(cap, &end, 16);
@@ -103,14 +107,24 @@ int creds_parse_status(const char *buf, size_t len, struct creds *ret)
 	if (r < 0)
 		return r;
 	*ret = (struct creds){
-		.fsuid = (uid_t)uid,
-		.fsgid = (gid_t)gid,
+		.fsuid = (uid_t)uid[3],
+		.fsgid = (gid_t)gid[3],
+		.ruid = (uid_t)uid[0],
 		.groups = groups,
 		.n_groups = n_groups,
 		.cap_fowner = caps & (1ULL << CREDS_CAP_FOWNER),
 		.cap_dac_override = caps & (1ULL << CREDS_CAP_DAC_OVERRIDE),
 	};
+	if (ids_borrowed(uid) || ids_borrowed(gid))
+		creds_as_real(ret, (uid_t)uid[0], (gid_t)gid[0]);
 	return 0;
+}
+
+void creds_as_real(struct creds *c, uid_t ruid, gid_t rgid)
+{
+	c->fsuid = ruid;
+	c->fsgid = rgid;
+	c->cap_fowner = c->cap_dac_override = false;
 }
 
 void creds_done(struct creds *c)
@@ -166,6 +180,7 @@ bool creds_may_cachestat_mapping(const struct creds *c, const char *perms, const
 int creds_read(int piddir, const char *self_userns, struct creds *ret)
 {
 	_cleanup_free_ char *buf = NULL;
+	struct stat st;
 	char ns[64];
 	ssize_t n;
 	size_t len;
@@ -177,6 +192,18 @@ int creds_read(int piddir, const char *self_userns, struct creds *ret)
 	r = creds_parse_status(buf, len, ret);
 	if (r < 0)
 		return r;
+	/*
+	 * procfs gives /proc/PID to the euid of a dumpable process and to root otherwise (read at
+	 * each stat of it, task_dump_owner()): another owner than the real uid is a process made
+	 * non-dumpable by a change of credentials, such as an exec that gained capabilities.
+	 */
+	if (fstat(piddir, &st) < 0) {
+		r = -errno;
+		creds_done(ret);
+		return r;
+	}
+	if (st.st_uid != ret->ruid)
+		creds_as_real(ret, ret->ruid, ret->fsgid);
 	n = readlinkat(piddir, "ns/user", ns, sizeof(ns) - 1);
 	if (n <= 0 || (size_t)n != strlen(self_userns) || memcmp(ns, self_userns, (size_t)n))
 		ret->cap_fowner = ret->cap_dac_override = false;

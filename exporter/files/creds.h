@@ -6,6 +6,12 @@
  * mappings): the file is open for writing, or the caller owns it (or has CAP_FOWNER), or may
  * write it (mode bits, or CAP_DAC_OVERRIDE). Reading it is not enough. No dependencies beyond
  * libc and util's file reading; never logs.
+ *
+ * A process whose credentials are not its user's own is judged as its real user without
+ * capabilities: one whose real uid or gid differs from the effective or fs one (a setuid or
+ * setgid program, setfsuid), or that is not dumpable (an exec that gained capabilities). Such
+ * a process holds descriptors its user chose (inherited ones, `exec 5<file; exec passwd`), and
+ * nothing tells them from those it opened itself; what its user may ask about stays counted.
  */
 #pragma once
 
@@ -17,6 +23,7 @@
 struct creds {
 	uid_t fsuid; /* file access is checked against the fs ids */
 	gid_t fsgid;
+	uid_t ruid; /* the real uid, which the non-dumpable check compares /proc/PID's owner with */
 	gid_t *groups; /* supplementary groups */
 	size_t n_groups;
 	bool cap_fowner;       /* effective, and honoured only in our user namespace */
@@ -25,15 +32,19 @@ struct creds {
 
 /*
  * Parses /proc/PID/status (Uid:, Gid:, Groups:, CapEff:). Returns 0, -EINVAL when a line is
- * missing or malformed, -ENOMEM. Capabilities are recorded as given; the caller clears them
- * for a process of another user namespace.
+ * missing or malformed, -ENOMEM. Capabilities are recorded as given, and the fs ids, unless
+ * the real ones differ from the effective or fs ones: then the real ids without capabilities.
+ * The caller clears the capabilities for a process of another user namespace.
  */
 int creds_parse_status(const char *buf, size_t len, struct creds *ret);
 
+/* Judges c as the real user ruid, group rgid, without capabilities. */
+void creds_as_real(struct creds *c, uid_t ruid, gid_t rgid);
+
 void creds_done(struct creds *c);
 /*
- * The credentials of the process whose /proc directory is piddir, from its status. Its
- * capabilities count only when its ns/user link reads self_userns (ours): in another user
+ * The credentials of the process whose /proc directory is piddir, from its status, and judged
+ * as its real user when piddir's owner says it is not dumpable. Its capabilities count only when its ns/user link reads self_userns (ours): in another user
  * namespace they apply to files of that namespace's ids alone, which is not worth modelling;
  * leaving them out reports less, never more. Returns 0 or -errno.
  */

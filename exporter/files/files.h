@@ -58,6 +58,15 @@ struct files_ctx {
 	char self_userns[64];        /* our user namespace, to judge others' capabilities */
 	int self_fd_dir;             /* /proc/thread-self/fd, opened at the first reopen; 0: not yet */
 
+	/*
+	 * The cgroup being scanned as /proc/PID/cgroup names it (cgroups_ns_path()), the v1
+	 * memory hierarchy's line with cgroup_memory_v1; NULL: not checked. files_scan_pid()
+	 * scans a process only if its /proc directory, once opened, says it is there: the pid
+	 * that cgroup.procs listed may have been given to a process of another cgroup meanwhile.
+	 */
+	const char *cgroup;
+	bool cgroup_memory_v1;
+
 	pid_t pid; /* the process files_scan_pid() is at; 0 for configured paths */
 	/*
 	 * Optional: called with every skip counted, err the errno of the refused call (stale where
@@ -89,7 +98,11 @@ void files_ctx_done(struct files_ctx *ctx);
  */
 bool files_map_files_closed(int err);
 
-/* Open regular files and file mappings of one process. A process that exited is no error. */
+/*
+ * Open regular files and file mappings of one process. A process that exited is no error; one
+ * that is not in ctx->cgroup once its /proc directory is open (its pid reused, or it moved) is
+ * skipped and counted as vanished.
+ */
 int files_scan_pid(struct files_ctx *ctx, pid_t pid);
 
 /* A configured path: file, directory (recursively, one file system, no symlinks) or glob. */

@@ -18,6 +18,7 @@
 #include "base/util.h"
 #include "files/admit.h"
 #include "files/source.h"
+#include "parse/proccgroup.h"
 
 /*
  * Parses "flags:", "mnt_id:" and "ino:" of /proc/PID/fdinfo/N. One read: procfs formats the
@@ -204,6 +205,27 @@ static bool proc_gone(int r)
 	return r == -ENOENT || r == -ESRCH;
 }
 
+/*
+ * Whether the process of piddir is in the cgroup being scanned (ctx->cgroup), read through the
+ * directory we hold, which stays that process's: cgroup.procs listed a pid, and a process of
+ * another cgroup may have got it before the directory was opened. 1, 0, or -errno.
+ */
+static int in_scanned_cgroup(const struct files_ctx *ctx, int piddir)
+{
+	_cleanup_free_ char *buf = NULL;
+	const char *path;
+	size_t len;
+	int r;
+
+	if (!ctx->cgroup)
+		return 1;
+	r = read_file_at(piddir, "cgroup", &buf, &len);
+	if (r < 0)
+		return r;
+	path = proccgroup_path(buf, ctx->cgroup_memory_v1);
+	return path && strcmp(path, ctx->cgroup) == 0;
+}
+
 int files_scan_pid(struct files_ctx *ctx, pid_t pid)
 {
 	_cleanup_close_ int piddir = -1;
@@ -218,6 +240,13 @@ int files_scan_pid(struct files_ctx *ctx, pid_t pid)
 	piddir = openat(ctx->procfs_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (piddir < 0)
 		return proc_gone(-errno) ? 0 : -errno;
+	r = in_scanned_cgroup(ctx, piddir);
+	if (r == 0) {
+		errno = ESTALE; /* for the skip hook: no call failed */
+		files_skip(ctx, SKIP_VANISHED);
+	}
+	if (r <= 0)
+		return r == 0 || proc_gone(r) ? 0 : r;
 	r = read_creds(ctx, piddir, &p.creds);
 	if (r < 0)
 		return proc_gone(r) ? 0 : r;

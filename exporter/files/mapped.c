@@ -101,7 +101,12 @@ static int mapped_may_cachestat(struct files_ctx *ctx, const struct stat *st, ui
 	const struct mapped_file *f = arg;
 
 	(void)mnt_id;
-	if (!creds_may_cachestat_mapping(&f->p->creds, f->m->perms, st)) {
+	/*
+	 * On overlayfs the device maps printed was not compared (admit.h): the line's mode may
+	 * be another object's, so the credentials alone decide, as for a private mapping.
+	 */
+	if (!creds_may_cachestat_mapping(&f->p->creds, st->st_dev == f->m->dev ? f->m->perms : "---p",
+					 st)) {
 		files_skip(ctx, SKIP_NO_ACCESS);
 		return 0;
 	}
@@ -125,7 +130,7 @@ static int visit_mapping(struct files_ctx *ctx, const struct files_proc *p, cons
 		.pfd = pfd,
 		.piddir = p->dirfd,
 		.want = &want,
-		.want_dev = !link[0], /* a path, not map_files: the device too */
+		.want_dev = !link[0], /* a path, not map_files: the device even on overlayfs */
 		.may = mapped_may_cachestat,
 		.may_arg = &f,
 		.path = link[0] ? NULL : m->path,

@@ -24,8 +24,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 #include "base/util.h"
+#include "parse/mountinfo.h"
 
 static int walk_dir(int dirfd, char *label, size_t len, size_t cap, unsigned depth,
 		    cgroups_visit_fn visit, void *userdata)
@@ -163,6 +165,68 @@ int cgroups_read_procs(int dirfd, pid_t **ret_pids, size_t *ret_n)
 	if (r < 0)
 		return r;
 	return cgroups_parse_procs(buf, len, ret_pids, ret_n);
+}
+
+int cgroups_ns_path_of(const char *mountinfo, size_t len, int mount_id, const char *path,
+		       char **ret)
+{
+	struct mountinfo m;
+	const char *root;
+	size_t k;
+	int r;
+
+	r = mountinfo_find(mountinfo, len, mount_id, &m);
+	if (r < 0)
+		return r;
+	k = strcmp(m.mount_point, "/") == 0 ? 0 : strlen(m.mount_point);
+	if (strcmp(m.fstype, "cgroup2") != 0 && strcmp(m.fstype, "cgroup") != 0)
+		r = -ENOMEDIUM;
+	else if (m.root[0] != '/' || strncmp(path, m.mount_point, k) != 0 ||
+		 (path[k] != '/' && path[k] != '\0'))
+		r = -EINVAL;
+	if (r == 0) {
+		root = strcmp(m.root, "/") == 0 ? "" : m.root;
+		if (asprintf(ret, "%s%s", root, path + k) < 0)
+			r = -ENOMEM;
+		else if (!**ret) {
+			free(*ret);
+			*ret = strdup("/");
+			r = *ret ? 0 : -ENOMEM;
+		}
+	}
+	mountinfo_done(&m);
+	return r;
+}
+
+int cgroups_ns_path(int procfs_fd, const char *root, char **ret)
+{
+	_cleanup_free_ char *real = NULL, *buf = NULL;
+	struct statx sx;
+	size_t len;
+	int r;
+
+	real = realpath(root, NULL);
+	if (!real)
+		return -errno;
+	if (statx(AT_FDCWD, real, AT_STATX_DONT_SYNC, STATX_MNT_ID, &sx) < 0)
+		return -errno;
+	if (!(sx.stx_mask & STATX_MNT_ID))
+		return -EOPNOTSUPP;
+	r = read_file_at(procfs_fd, "self/mountinfo", &buf, &len);
+	if (r < 0)
+		return r;
+	return cgroups_ns_path_of(buf, len, (int)sx.stx_mnt_id, real, ret);
+}
+
+char *cgroups_label_path(const char *root_path, const char *label)
+{
+	char *p;
+
+	if (strcmp(label, "/") == 0)
+		return strdup(root_path);
+	if (strcmp(root_path, "/") == 0)
+		return strdup(label);
+	return asprintf(&p, "%s%s", root_path, label) < 0 ? NULL : p;
 }
 
 bool cgroups_is_v2(int fd)

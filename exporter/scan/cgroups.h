@@ -43,6 +43,25 @@ int cgroups_parse_procs(const char *buf, size_t len, pid_t **ret_pids, size_t *r
 /* Reads and parses cgroup.procs of the cgroup at dirfd. */
 int cgroups_read_procs(int dirfd, pid_t **ret_pids, size_t *ret_n);
 
+/*
+ * The path /proc/PID/cgroup gives (proccgroup.h) for the directory path (absolute, no link in
+ * it) on mount mount_id of a mountinfo buffer: the mount's root in the hierarchy, then path
+ * below its mount point. Both are relative to the reader's cgroup namespace, as mountinfo and
+ * /proc/PID/cgroup print them. Returns 0 with a string the caller frees, -ENOMEDIUM when the
+ * mount is not a cgroup file system, -ENOENT when mount_id is not in buf, -EINVAL, -ENOMEM.
+ */
+int cgroups_ns_path_of(const char *mountinfo, size_t len, int mount_id, const char *path,
+		       char **ret);
+
+/* cgroups_ns_path_of() for the directory root, with procfs_fd's self/mountinfo. -errno. */
+int cgroups_ns_path(int procfs_fd, const char *root, char **ret);
+
+/*
+ * The /proc/PID/cgroup path of the cgroup labelled label ("/" or "/a/b") in a tree whose root
+ * has the path root_path (cgroups_ns_path()). Returns a string the caller frees, or NULL.
+ */
+char *cgroups_label_path(const char *root_path, const char *label);
+
 /* Whether fd is on a cgroup2 file system. */
 bool cgroups_is_v2(int fd);
 

@@ -6,7 +6,8 @@
 # (descriptors and a configured name swapping between a file, a device and a FIFO: nothing but
 # the file opened in 1000 scrapes); labels one-to-one (odd cgroup and file names); pod,
 # container and rootless names made below cgroups root does not own (not believed; the same
-# names root made are). Each hostile case runs the exporter over a cgroup subtree of its own
+# names root made are); a setuid program holding what its user chose is judged as its user.
+# Each hostile case runs the exporter over a cgroup subtree of its own
 # (--path.cgroupfs), so that the scans see the test's processes only; the helpers are in
 # tests/integration/hostile/, run from a copy. HOSTILE_CASES="oracle race" runs a few of them.
 # Ends with "N passed, N failed, N skipped" (tests/lib/tap.sh).
@@ -137,6 +138,56 @@ hostile_race() {
 	hostile_cleanup
 }
 
+# Judged by who chose the descriptor: an unprivileged user opens a root-owned file it may read
+# but not ask cachestat about, and its own, then execs a setuid-root program that keeps both
+# (`exec 5<victim; exec passwd`). The oracle is the kernel asked by the same user holding the
+# same files (holder.py): the files published are those it allows, whatever the setuid
+# program's effective uid and capabilities.
+hostile_setuid() {
+	local sub d=$work/suid expected got pid
+	if findmnt -T "$work" -no OPTIONS | grep -qw nosuid; then
+		skip "setuid" "$work is on a nosuid mount"
+		return
+	fi
+	if ! cc -O2 -o "$work/suidhold" "$hostile/suidhold.c"; then fail "suidhold.c does not build"; return; fi
+	chmod 4755 "$work/suidhold"
+	hostile_tree setuid && mkdir "$sub/s" || { fail "setuid: no cgroup"; return; }
+	mkdir -p "$d" "$work/suid-run" && chown 65534 "$work/suid-run"
+	head -c 65536 /dev/urandom >"$d/victim"
+	head -c 65536 /dev/urandom >"$d/own"
+	chmod 644 "$d/victim" "$d/own"
+	chown 65534 "$d/own"
+	cat "$d/victim" "$d/own" >/dev/null
+	# the oracle, outside the scanned subtree
+	"${as_nobody[@]}" "$py" "$hostile/holder.py" "$work/suid-run/ready" "rdonly:$d/victim" "rdonly:$d/own" \
+		</dev/null >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do [ -e "$work/suid-run/ready" ] && break; sleep 0.05; done
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	[ -e "$work/suid-run/ready" ] || { fail "setuid: holder did not start"; return; }
+	sed 's/^/  | kernel says: /' "$work/suid-run/ready"
+	expected=$(sed -n 's/^allowed //p' "$work/suid-run/ready" | sort | tr '\n' ' ')
+	in_cgroup "$sub/s" "${as_nobody[@]}" sh -c 'exec 5<"$1" 6<"$2"; exec "$3"' sh \
+		"$d/victim" "$d/own" "$work/suidhold" </dev/null >/dev/null 2>&1
+	pid=$!
+	for _ in $(seq 100); do
+		grep -q '^Uid:[[:space:]]*65534[[:space:]]*0[[:space:]]' "/proc/$pid/status" 2>/dev/null && break
+		sleep 0.05
+	done
+	grep -q '^Uid:[[:space:]]*65534[[:space:]]*0[[:space:]]' "/proc/$pid/status" ||
+		{ fail "setuid: the setuid holder did not start"; hostile_cleanup; return; }
+	printf '{ "per_file_top": 100 }\n' >"$work/suid.json"
+	"$bin" --once --path.cgroupfs="$sub" --config.file="$work/suid.json" --collector.perfile.families=size \
+		>"$work/suid.prom" 2>/dev/null
+	got=$(sed -n "s|^cachestat_file_size_bytes{cgroup=\"/s\",path=\"\\($d/[^\"]*\\)\"}.*|\\1|p" \
+		"$work/suid.prom" | sort | tr '\n' ' ')
+	eq "setuid: the files a setuid holder publishes are those its user may ask about" "$got" "$expected"
+	grep -q "path=\"$d/victim\"" "$work/suid.prom" && fail "setuid: root's file is published" ||
+		pass "setuid: root's file handed to a setuid program is not published"
+	hostile_cleanup
+}
+
 # Labels one-to-one: cgroups named c<0xff> and c\xff (a backslash), and a real file named
 # like the suffix that tells two deleted files of the same name apart.
 hostile_labels() {
@@ -212,7 +263,7 @@ hostile_borrowed() {
 }
 
 if hostile_ready; then
-	for t in ${HOSTILE_CASES:-oracle race labels borrowed}; do "hostile_$t"; done
+	for t in ${HOSTILE_CASES:-oracle race setuid labels borrowed}; do "hostile_$t"; done
 fi
 stop_exporter
 finish

@@ -27,6 +27,7 @@ int fuzz_label_one(const uint8_t *data, size_t size);
 int fuzz_identity_one(const uint8_t *data, size_t size);
 int fuzz_mountinfo_one(const uint8_t *data, size_t size);
 int fuzz_mempressure_one(const uint8_t *data, size_t size);
+int fuzz_proccgroup_one(const uint8_t *data, size_t size);
 
 static size_t run_dir(const char *target, int (*one)(const uint8_t *, size_t))
 {
@@ -108,6 +109,12 @@ static void test_mempressure(void **state)
 	assert_true(run_dir("mempressure", fuzz_mempressure_one) > 0);
 }
 
+static void test_proccgroup(void **state)
+{
+	(void)state;
+	assert_true(run_dir("proccgroup", fuzz_proccgroup_one) > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -118,6 +125,7 @@ int main(void)
 		cmocka_unit_test(test_label),
 		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_mountinfo),
+		cmocka_unit_test(test_proccgroup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,7 +10,11 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -25,7 +29,7 @@ static const char status_nobody[] = "Name:\tpython3\nUmask:\t0022\nState:\tS (sl
 
 static void test_parse(void **state)
 {
-	static const char root[] = "Uid:\t0\t0\t0\t1000\nGid:\t0\t0\t0\t100\nGroups:\t\n"
+	static const char root[] = "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nGroups:\t\n"
 				   "CapEff:\t000001ffffffffff\n";
 	struct creds c;
 
@@ -39,16 +43,105 @@ static void test_parse(void **state)
 	assert_false(c.cap_fowner);
 	assert_false(c.cap_dac_override);
 	creds_done(&c);
-	/* the fs ids are the 4th column */
 	assert_int_equal(creds_parse_status(root, strlen(root), &c), 0);
-	assert_int_equal(c.fsuid, 1000);
-	assert_int_equal(c.fsgid, 100);
+	assert_int_equal(c.fsuid, 0);
+	assert_int_equal(c.fsgid, 0);
 	assert_int_equal(c.n_groups, 0);
 	assert_true(c.cap_fowner);
 	assert_true(c.cap_dac_override);
 	creds_done(&c);
 	assert_int_equal(creds_parse_status("Uid:\t1\t2\n", 10, &c), -EINVAL);
 	assert_int_equal(creds_parse_status("Gid:\t1 1 1 1\nCapEff:\t0\n", 22, &c), -EINVAL);
+}
+
+/*
+ * A process whose ids are not all its user's (setuid, setgid, setfsuid) is judged as its real
+ * user without capabilities: it may hold what its user chose (`exec 5<f; exec passwd`).
+ */
+static void test_borrowed_ids(void **state)
+{
+	static const char *const cases[] = {
+		/* passwd run by 1000: root's effective, saved and fs uid */
+		"Uid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\nGroups:\t\n"
+		"CapEff:\t000001ffffffffff\n",
+		/* a daemon of uid 0 acting for 1000 through setfsuid() alone */
+		"Uid:\t1000\t1000\t1000\t0\nGid:\t1000\t1000\t1000\t1000\nGroups:\t\n"
+		"CapEff:\t000001ffffffffff\n",
+		/* a setgid program */
+		"Uid:\t1000\t1000\t1000\t1000\nGid:\t1000\t42\t42\t42\nGroups:\t\n"
+		"CapEff:\t0000000000000000\n",
+	};
+	struct creds c;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(creds_parse_status(cases[i], strlen(cases[i]), &c), 0);
+		assert_int_equal(c.fsuid, 1000);
+		assert_int_equal(c.fsgid, 1000);
+		assert_false(c.cap_fowner);
+		assert_false(c.cap_dac_override);
+		creds_done(&c);
+	}
+}
+
+/*
+ * creds_read() of a /proc/PID stand-in: a directory not owned by the status's real uid is the
+ * owner procfs gives a process that is not dumpable (root), which is then judged as its real
+ * user without capabilities; owned by it, the status is taken as it is.
+ */
+static void test_not_dumpable(void **state)
+{
+	static const char status[] = "Uid:\t1000\t1000\t1000\t1000\n"
+				     "Gid:\t1000\t1000\t1000\t1000\nGroups:\t\n"
+				     "CapEff:\t000001ffffffffff\n";
+	char dir[] = "/tmp/cse-creds-XXXXXX", path[64], ns[64];
+	int dirfd, fd;
+	struct creds c;
+	ssize_t n;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("skipped: changing a directory's owner needs root\n");
+		skip();
+	}
+	n = readlink("/proc/self/ns/user", ns, sizeof(ns) - 1);
+	assert_true(n > 0);
+	ns[n] = '\0';
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/status", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, status, strlen(status)), (ssize_t)strlen(status));
+	close(fd);
+	snprintf(path, sizeof(path), "%s/ns", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/ns/user", dir);
+	assert_int_equal(symlink(ns, path), 0);
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dirfd >= 0);
+
+	/* owned by root: not dumpable */
+	assert_int_equal(creds_read(dirfd, ns, &c), 0);
+	assert_int_equal(c.fsuid, 1000);
+	assert_false(c.cap_fowner);
+	assert_false(c.cap_dac_override);
+	creds_done(&c);
+	/* owned by its real uid: as the status says */
+	assert_int_equal(fchown(dirfd, 1000, 1000), 0);
+	assert_int_equal(creds_read(dirfd, ns, &c), 0);
+	assert_int_equal(c.fsuid, 1000);
+	assert_true(c.cap_fowner);
+	assert_true(c.cap_dac_override);
+	creds_done(&c);
+
+	close(dirfd);
+	snprintf(path, sizeof(path), "%s/ns/user", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/ns", dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/status", dir);
+	unlink(path);
+	rmdir(dir);
 }
 
 static struct stat file(uid_t uid, gid_t gid, mode_t mode)
@@ -103,6 +196,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_borrowed_ids),
+		cmocka_unit_test(test_not_dumpable),
 		cmocka_unit_test(test_rule),
 	};
 

@@ -666,6 +666,148 @@ static void test_map_files_fallback(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/*
+ * A stand-in for /proc/PID below dir/fakeproc/PID, for what a real process cannot be made to
+ * show on demand: a status of uid 1000 whose own user namespace is ours, no descriptor, the
+ * given maps and cgroup, and map_files/1000-2000 a link to map_target.
+ */
+static void fake_pid(const char *pid, const char *maps, const char *cgroup, const char *map_target)
+{
+	static const char status[] = "Uid:\t1000\t1000\t1000\t1000\n"
+				     "Gid:\t1000\t1000\t1000\t1000\nGroups:\t\nCapEff:\t0\n";
+	const char *const files[][2] = { { "status", status }, { "maps", maps }, { "cgroup", cgroup } };
+	char p[300], ns[64];
+	ssize_t n;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/fakeproc", dir);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/fakeproc/%s", dir, pid);
+	assert_int_equal(mkdir(p, 0755), 0);
+	for (const char *sub = "fd\0map_files\0ns\0"; *sub; sub += strlen(sub) + 1) {
+		snprintf(p, sizeof(p), "%s/fakeproc/%s/%s", dir, pid, sub);
+		assert_int_equal(mkdir(p, 0755), 0);
+	}
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(p, sizeof(p), "%s/fakeproc/%s/%s", dir, pid, files[i][0]);
+		f = fopen(p, "we");
+		assert_non_null(f);
+		fputs(files[i][1], f);
+		fclose(f);
+	}
+	n = readlink("/proc/self/ns/user", ns, sizeof(ns) - 1);
+	assert_true(n > 0);
+	ns[n] = '\0';
+	snprintf(p, sizeof(p), "%s/fakeproc/%s/ns/user", dir, pid);
+	assert_int_equal(symlink(ns, p), 0);
+	snprintf(p, sizeof(p), "%s/fakeproc/%s/map_files/1000-2000", dir, pid);
+	assert_int_equal(symlink(map_target, p), 0);
+}
+
+/* A files context over dir/fakeproc instead of /proc. */
+static void ctx_init_fake(struct files_ctx *ctx, struct seen *s)
+{
+	char p[300];
+
+	ctx_init(ctx, s);
+	close(ctx->procfs_fd);
+	snprintf(p, sizeof(p), "%s/fakeproc", dir);
+	ctx->procfs_fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(ctx->procfs_fd >= 0);
+}
+
+/*
+ * A mapping swapped between the read of maps and the open of map_files: maps says the user's
+ * own file (shared writable), with the inode number of root's file on another device; the
+ * address then maps root's file. The object opened is not the one judged: skipped. The same
+ * line with root's own device is admitted (a shared writable mapping implies a writer).
+ */
+static void test_mapping_swapped(void **state)
+{
+	char p[300], line[600], victim[300];
+	struct files_ctx ctx;
+	struct stat st;
+	struct seen s;
+
+	(void)state;
+	put("map-victim", 100);
+	snprintf(victim, sizeof(victim), "%s/map-victim", dir);
+	assert_int_equal(stat(victim, &st), 0);
+	snprintf(line, sizeof(line), "1000-2000 rw-s 00000000 %x:%x %llu %s/own-tmpfs-file\n",
+		 major(st.st_dev) + 1, minor(st.st_dev), (unsigned long long)st.st_ino, dir);
+	fake_pid("4001", line, "0::/\n", victim);
+	snprintf(line, sizeof(line), "1000-2000 rw-s 00000000 %x:%x %llu %s\n", major(st.st_dev),
+		 minor(st.st_dev), (unsigned long long)st.st_ino, victim);
+	fake_pid("4002", line, "0::/\n", victim);
+
+	ctx_init_fake(&ctx, &s);
+	assert_int_equal(files_scan_pid(&ctx, 4001), 0);
+	assert_false(saw(&s, "/map-victim"));
+	assert_int_equal(ctx.skipped[SKIP_VANISHED], 1);
+	fileset_clear(&ctx.seen);
+	assert_int_equal(files_scan_pid(&ctx, 4002), 0);
+	assert_true(saw(&s, "/map-victim"));
+	ctx_done(&ctx);
+	snprintf(p, sizeof(p), "%s/fakeproc", dir);
+	assert_int_equal(tree_remove(p), 0);
+}
+
+/*
+ * A recycled pid: cgroup.procs of the scanned cgroup listed it, and by the time /proc/PID is
+ * opened it is a process of another cgroup (here a stand-in whose cgroup file says so). Its
+ * files are not the cgroup's: skipped, counted as vanished. The same process in the scanned
+ * cgroup (v2, or the v1 memory hierarchy's line) is scanned.
+ */
+static void test_recycled_pid(void **state)
+{
+	static const struct {
+		const char *pid, *cgroup;
+		bool v1, counted;
+	} cases[] = {
+		{ "4101", "0::/tenant/other\n", false, false },
+		{ "4102", "0::/tenant/scanned/child\n", false, false },
+		{ "4103", "0::/tenant/scanned\n", false, true },
+		{ "4104", "5:memory:/tenant/other\n0::/tenant/scanned\n", true, false },
+		{ "4105", "5:cpu:/tenant/other\n4:memory:/tenant/scanned\n0::/\n", true, true },
+	};
+	char p[300], line[600], file[300];
+	struct files_ctx ctx;
+	struct stat st;
+	struct seen s;
+
+	(void)state;
+	put("recycled-own", 100);
+	snprintf(file, sizeof(file), "%s/recycled-own", dir);
+	assert_int_equal(stat(file, &st), 0);
+	/* a shared writable mapping: admitted whoever owns the file */
+	snprintf(line, sizeof(line), "1000-2000 rw-s 00000000 %x:%x %llu %s\n", major(st.st_dev),
+		 minor(st.st_dev), (unsigned long long)st.st_ino, file);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		fake_pid(cases[i].pid, line, cases[i].cgroup, file);
+
+	ctx_init_fake(&ctx, &s);
+	ctx.cgroup = "/tenant/scanned";
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t vanished = ctx.skipped[SKIP_VANISHED];
+
+		fileset_clear(&ctx.seen);
+		s.n = 0;
+		ctx.cgroup_memory_v1 = cases[i].v1;
+		assert_int_equal(files_scan_pid(&ctx, atoi(cases[i].pid)), 0);
+		assert_int_equal(saw(&s, "/recycled-own"), cases[i].counted);
+		assert_int_equal(ctx.skipped[SKIP_VANISHED] - vanished, cases[i].counted ? 0 : 1);
+	}
+	/* no cgroup to compare with (configured paths, a tree not on a cgroup file system) */
+	ctx.cgroup = NULL;
+	fileset_clear(&ctx.seen);
+	s.n = 0;
+	assert_int_equal(files_scan_pid(&ctx, 4101), 0);
+	assert_true(saw(&s, "/recycled-own"));
+	ctx_done(&ctx);
+	snprintf(p, sizeof(p), "%s/fakeproc", dir);
+	assert_int_equal(tree_remove(p), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -683,6 +825,8 @@ int main(void)
 		cmocka_unit_test(test_map_files_closed),
 		cmocka_unit_test(test_cgroup_share),
 		cmocka_unit_test(test_map_files_fallback),
+		cmocka_unit_test(test_mapping_swapped),
+		cmocka_unit_test(test_recycled_pid),
 	};
 
 	return cmocka_run_group_tests_name("files", tests, setup, teardown);

@@ -197,6 +197,59 @@ static void test_resolve_hybrid_host(void **state)
 	cgroups_root_done(&root);
 }
 
+/*
+ * The path /proc/PID/cgroup gives a tree's root, from mountinfo: the mount's root in the
+ * hierarchy (a bind mount of a subtree, a container's namespace) then the path below the mount
+ * point; and a cgroup's, from its label.
+ */
+static void test_ns_path(void **state)
+{
+	static const char mi[] =
+		"30 25 0:26 / /sys/fs/cgroup/unified rw,nosuid - cgroup2 cgroup2 rw\n"
+		"31 25 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+		"40 22 0:26 /kubepods/pod1 /host/cg rw - cgroup2 cgroup2 rw\n"
+		"41 22 0:26 /../.. /ns/cg rw - cgroup2 cgroup2 rw\n"
+		"50 22 8:1 / / rw - ext4 /dev/sda1 rw\n";
+	char *p = NULL;
+
+	(void)state;
+	assert_int_equal(cgroups_ns_path_of(mi, strlen(mi), 30, "/sys/fs/cgroup/unified", &p), 0);
+	assert_string_equal(p, "/");
+	free(p);
+	assert_int_equal(cgroups_ns_path_of(mi, strlen(mi), 30, "/sys/fs/cgroup/unified/t/a", &p), 0);
+	assert_string_equal(p, "/t/a");
+	free(p);
+	assert_int_equal(cgroups_ns_path_of(mi, strlen(mi), 31, "/sys/fs/cgroup/memory/x", &p), 0);
+	assert_string_equal(p, "/x");
+	free(p);
+	assert_int_equal(cgroups_ns_path_of(mi, strlen(mi), 40, "/host/cg", &p), 0);
+	assert_string_equal(p, "/kubepods/pod1");
+	free(p);
+	assert_int_equal(cgroups_ns_path_of(mi, strlen(mi), 40, "/host/cg/c1", &p), 0);
+	assert_string_equal(p, "/kubepods/pod1/c1");
+	free(p);
+	assert_int_equal(cgroups_ns_path_of(mi, strlen(mi), 41, "/ns/cg/a", &p), 0);
+	assert_string_equal(p, "/../../a");
+	free(p);
+	/* not a cgroup file system; not below the mount point; no such mount */
+	assert_int_equal(cgroups_ns_path_of(mi, strlen(mi), 50, "/srv/tree", &p), -ENOMEDIUM);
+	assert_int_equal(cgroups_ns_path_of(mi, strlen(mi), 40, "/host/cgx", &p), -EINVAL);
+	assert_int_equal(cgroups_ns_path_of(mi, strlen(mi), 99, "/x", &p), -ENOENT);
+
+	p = cgroups_label_path("/", "/");
+	assert_string_equal(p, "/");
+	free(p);
+	p = cgroups_label_path("/", "/a/b");
+	assert_string_equal(p, "/a/b");
+	free(p);
+	p = cgroups_label_path("/t", "/");
+	assert_string_equal(p, "/t");
+	free(p);
+	p = cgroups_label_path("/t", "/a");
+	assert_string_equal(p, "/t/a");
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -206,6 +259,7 @@ int main(void)
 		cmocka_unit_test(test_controllers),
 		cmocka_unit_test(test_resolve_plain_dir),
 		cmocka_unit_test(test_resolve_hybrid_host),
+		cmocka_unit_test(test_ns_path),
 	};
 
 	return cmocka_run_group_tests_name("cgroups", tests, NULL, NULL);
