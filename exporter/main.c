@@ -496,9 +496,12 @@ static void log_privs(const struct args *a, const struct sandbox_result *res)
 		snprintf(list + strlen(list), sizeof(kept) - strlen(list), "%s%s",
 			 list[0] ? "," : "", sandbox_caps[i].name);
 	}
-	log_info("privileges dropped\tprocess=scanner\tcapabilities_kept=%s%s%s",
-		 kept[0] ? kept : "none", res->changed_user ? "\tuser=" : "",
-		 res->changed_user ? res->user : "");
+	if (res->changed_user)
+		log_info("privileges dropped\tprocess=scanner\tcapabilities_kept=%s\tuser=%s",
+			 kept[0] ? kept : "none", res->user);
+	else
+		log_info("privileges dropped\tprocess=scanner\tcapabilities_kept=%s",
+			 kept[0] ? kept : "none");
 	if (missing[0])
 		log_info("capabilities not held; some files may be skipped\tcapabilities_missing=%s",
 			 missing);
@@ -705,51 +708,55 @@ static int resolve_cgroup_root(struct args *a, struct collector_options *co)
  */
 static void log_skip(const struct skiplog_event *ev, uint64_t suppressed)
 {
-	char err[96] = "", more[48] = "";
-
 	if (ev->summary) {
 		log_debug("more files skipped than logged in this scan\treason=%s\tsuppressed=%" PRIu64,
 			  skip_reason_name(ev->reason), suppressed);
 		return;
 	}
-	if (ev->err > 0)
-		snprintf(err, sizeof(err), "\terrno=%s\terr=%s", strerrorname_np(ev->err) ?: "?",
-			 strerror(ev->err));
-	if (suppressed)
-		snprintf(more, sizeof(more), "\tsuppressed=%" PRIu64, suppressed);
-	log_debug("file skipped\treason=%s%s%s%s\tpid=%d\tcomm=%s\tcgroup=%s\tfile=%s%s",
-		  skip_reason_name(ev->reason), err, ev->call ? "\tcall=" : "", ev->call ? ev->call : "",
-		  (int)ev->pid, ev->comm ? ev->comm : "-", ev->cgroup ? ev->cgroup : "-",
-		  ev->file ? ev->file : "-", more);
+	/* comm, cgroup and file are a tenant's: values of fixed keys, never fields of their own */
+	log_debug("file skipped\treason=%s\terrno=%s\terr=%s\tcall=%s\tpid=%d\tcomm=%s\tcgroup=%s"
+		  "\tfile=%s\tsuppressed=%" PRIu64,
+		  skip_reason_name(ev->reason), ev->err > 0 ? strerrorname_np(ev->err) ?: "?" : "-",
+		  ev->err > 0 ? strerror(ev->err) : "-", ev->call ? ev->call : "-", (int)ev->pid,
+		  ev->comm ? ev->comm : "-", ev->cgroup ? ev->cgroup : "-", ev->file ? ev->file : "-",
+		  suppressed);
 }
 
 /*
  * What a scrape will carry, said once at start, so that whoever budgets a
  * fleet's series reads it in the log rather than in the first scrape.
  */
+/* Collectors whose describe() the start line carries (there are fewer). */
+#define LOG_BUDGET_FIELDS 16
+
 static void log_budget(const struct args *a, const struct config *cfg)
 {
-	char names[512] = "", more[1024] = "";
-	size_t used = 0, more_used = 0;
+	char names[512] = "", what[LOG_BUDGET_FIELDS][384], interval[32];
+	const char *fields[2 * (LOG_BUDGET_FIELDS + 2)];
+	size_t used = 0, n = 2;
 
 	for (size_t i = 0; i < registry_count(); i++) {
 		const struct collector_def *def = registry_get(i);
-		char what[384];
 
 		if (!a->enable[i])
 			continue;
 		if (used < sizeof(names))
 			used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
 						 used ? "," : "", def->name);
-		if (!def->describe || more_used >= sizeof(more))
+		if (!def->describe || n / 2 > LOG_BUDGET_FIELDS)
 			continue;
-		def->describe(cfg, what, sizeof(what));
-		more_used += (size_t)snprintf(more + more_used, sizeof(more) - more_used, "\t%s=%s",
-					      def->name, what);
+		def->describe(cfg, what[n / 2 - 1], sizeof(what[0]));
+		fields[n] = def->name; /* the collector's name is the key: the code's, not an input */
+		fields[n + 1] = what[n / 2 - 1];
+		n += 2;
 	}
+	fields[0] = "collectors";
+	fields[1] = names;
 	/* scan_min_interval_seconds: scrapes within it of a scan share its snapshot (0: none do) */
-	log_info("will send\tcollectors=%s%s\tscan_min_interval_seconds=%g", names, more,
-		 a->scan_min_interval);
+	snprintf(interval, sizeof(interval), "%g", a->scan_min_interval);
+	fields[n] = "scan_min_interval_seconds";
+	fields[n + 1] = interval;
+	log_fields(LOG_LEVEL_INFO, "will send", fields, n / 2 + 1);
 }
 
 /* The config, the cachestat probe and the cgroup mount, into a collector. Logs why not. */

@@ -25,6 +25,11 @@ import sys
 import yaml
 
 CAPS = {"CAP_SYS_PTRACE", "CAP_DAC_READ_SEARCH", "CAP_CHECKPOINT_RESTORE", "CAP_FOWNER"}
+# What the DaemonSet adds to the unit's: the container starts as root and leaves it after binding
+# (the unit starts as its user), so that neither process runs as uid 0 on the node.
+LEAVE_ROOT_CAPS = {"CAP_SETUID", "CAP_SETGID"}
+# Calls of @debug the exporter made once and no longer does (it reopens, it does not duplicate).
+UNUSED_CALLS = ("pidfd_getfd",)
 KINDS = ("Namespace", "PriorityClass", "ServiceAccount", "ConfigMap", "DaemonSet", "Service", "PodMonitor",
          "PrometheusRule")
 # What each variant's component must add to the base (deploy/kubernetes/components/).
@@ -95,6 +100,10 @@ def check_unit(text, res):
                 r"(^|[\s~])(cachestat|@default|@basic-io|@file-system|@network-io|@io-event)(\s|$)", f):
             problems.append("deny list %r takes away what the exporter needs" % f)
     res.check("unit system call filter keeps cachestat (syscall 451) allowed", problems)
+    # After a deny list, a line without "~" allows calls back: none the exporter no longer makes.
+    back = [f for f in filters if not f.startswith("~")] if filters and filters[0].startswith("~") else []
+    res.check("unit allows back no call the exporter does not make (%s)" % " ".join(UNUSED_CALLS),
+              ["%r allows %s" % (f, c) for f in back for c in UNUSED_CALLS if c in f.split()])
     res.check("unit has memory and task limits", [k for k in ("MemoryMax", "TasksMax") if not one(k)])
     res.check("unit runs /usr/bin/cachestat_exporter with $ARGS and reloads with SIGHUP",
               ([] if re.fullmatch(r"/usr/bin/cachestat_exporter \$ARGS", one("ExecStart"))
@@ -151,7 +160,8 @@ def exporter_container(kinds):
 def check_base(objects, unit_text, res, extra_caps=()):
     """The objects every variant has: the DaemonSet, its Service, PodMonitor, namespace.
     extra_caps: what a variant adds to the unit's capabilities (fanotify's drop-in: CAP_SYS_ADMIN)."""
-    caps = set(re.search(r"^CapabilityBoundingSet=(.*)$", unit_text, re.M).group(1).split()) | set(extra_caps)
+    caps = (set(re.search(r"^CapabilityBoundingSet=(.*)$", unit_text, re.M).group(1).split()) | set(extra_caps)
+            | LEAVE_ROOT_CAPS)
     kinds = by_kind(objects)
     ds, svc, sa = first(kinds, "DaemonSet"), first(kinds, "Service"), first(kinds, "ServiceAccount")
     pod = ds.get("spec", {}).get("template", {})
@@ -162,7 +172,13 @@ def check_base(objects, unit_text, res, extra_caps=()):
     res.check("kubernetes: %s present" % ", ".join(KINDS), [k for k in KINDS if k not in kinds])
     res.check("kubernetes: DaemonSet shares the host PID namespace",
               [] if spec.get("hostPID") is True else ["hostPID is not true"])
-    res.check("kubernetes: capabilities drop ALL and add exactly the unit's",
+    args = c.get("args", [])
+    user = next((a.split("=", 1)[1] for a in args if a.startswith("--security.user=")), None)
+    res.check("kubernetes: started as root, it becomes a non-root user after binding (CAP_SETUID, CAP_SETGID)",
+              ([] if sc.get("runAsUser") == 0 else ["runAsUser is %r" % sc.get("runAsUser")])
+              + (["--security.user=%s is root" % user] if user in ("0", "root") else [])
+              + [a for a in args if a.startswith("--no-security.drop-privileges")])
+    res.check("kubernetes: capabilities drop ALL and add exactly the unit's, and SETUID, SETGID to leave root",
               ([] if capctx.get("drop") == ["ALL"] else ["drop is %r" % capctx.get("drop")])
               + ([] if set("CAP_" + x for x in capctx.get("add") or []) == caps
                  else ["add is %r, the unit has %s" % (capctx.get("add"), " ".join(sorted(caps)))]))

@@ -57,6 +57,10 @@ class Unit(unittest.TestCase):
         self.assertIn("unit system call filter keeps cachestat (syscall 451) allowed",
                       failed(deploycheck.check_unit, broken))
 
+    def test_pidfd_getfd_allowed_back_fails(self):
+        self.assertIn("unit allows back no call the exporter does not make (pidfd_getfd)",
+                      failed(deploycheck.check_unit, self.text + "\nSystemCallFilter=pidfd_getfd\n"))
+
     def test_private_users_fails(self):
         self.assertIn("unit sets nothing that blinds the exporter",
                       failed(deploycheck.check_unit, self.text + "\nPrivateUsers=yes\n"))
@@ -125,6 +129,17 @@ class Kubernetes(unittest.TestCase):
         for e in pm["spec"]["podMetricsEndpoints"]:
             e["relabelings"] = [r for r in e["relabelings"] if r.get("action") != "labeldrop"]
         self.assertTrue(any(w.startswith("kubernetes: PodMonitor") for w in failed(deploycheck.check_base, objs, self.unit)))
+
+    def test_staying_root_fails(self):
+        for cap in ("SETUID", "SETGID"):
+            objs = self.objects("base")
+            self.container(objs)["securityContext"]["capabilities"]["add"].remove(cap)
+            self.assertTrue(any(w.startswith("kubernetes: capabilities drop ALL")
+                                for w in failed(deploycheck.check_base, objs, self.unit)))
+        objs = self.objects("base")
+        self.container(objs)["args"].append("--no-security.drop-privileges")
+        self.assertTrue(any(w.startswith("kubernetes: started as root, it becomes a non-root user")
+                            for w in failed(deploycheck.check_base, objs, self.unit)))
 
     def test_fanotify_without_sys_admin_fails(self):
         objs = self.objects("fanotify")

@@ -4,13 +4,19 @@
  * in its two formats:
  *   logfmt  time=2026-01-02T03:04:05.678Z level=INFO source=main.c:735 msg="Listening" address=:9451
  *   json    {"time":"2026-01-02T03:04:05.678Z","level":"INFO","source":"main.c:735","msg":"Listening","address":":9451"}
- * A message carries its key-value fields after tabs: log_info("Listening\taddress=%s", a)
- * writes msg="Listening" and the field address (a value ends at the next tab).
+ * A message carries its key-value fields after tabs in its format:
+ * log_info("Listening\taddress=%s", a) writes msg="Listening" and the field address. The format is split at its own
+ * tabs and each segment formatted with its own arguments, so that keys come from the call site
+ * only: a value holding a tab or "level=ERROR" stays one value. A segment not starting with a
+ * literal key ([A-Za-z0-9_.-]+ then '=') is kept whole under the key "!BADKEY". Every value is
+ * valid UTF-8 (utf8_sanitize(), as the exposition's label values); a value made of exactly one
+ * numeric conversion ("%d", "%.1f", "%" PRIu64) whose text is a JSON number is a JSON number.
  * Only the daemon's outer layers (main, http) log; library modules return errors.
  */
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -38,6 +44,15 @@ __attribute__((format(printf, 4, 5))) void log_msg_at(enum log_level level, cons
 #define log_info(...) log_msg_at(LOG_LEVEL_INFO, __FILE__, __LINE__, __VA_ARGS__)
 #define log_warn(...) log_msg_at(LOG_LEVEL_WARN, __FILE__, __LINE__, __VA_ARGS__)
 #define log_error(...) log_msg_at(LOG_LEVEL_ERROR, __FILE__, __LINE__, __VA_ARGS__)
+
+/*
+ * An event whose keys the code chooses at run time (a collector's name): kv holds n key and
+ * value pairs, each value a string. A key that is not [A-Za-z0-9_.-]+ is written "!BADKEY".
+ */
+void log_fields_at(enum log_level level, const char *file, int line, const char *msg,
+		   const char *const *kv, size_t n);
+
+#define log_fields(level, msg, kv, n) log_fields_at(level, __FILE__, __LINE__, msg, kv, n)
 
 /*
  * A warning that may come back on every scrape (the same scan problem, scan after scan): a

@@ -176,9 +176,17 @@ int sandbox_drop(const char *user, struct sandbox_result *ret, char **ret_error)
 			return fail(ret_error, r, "no user \"%s\" to run as: %s", user, strerror(-r));
 	}
 	if (root && user && uid != 0) {
-		/* setgid, drop supplementary groups, setuid keeping the kept set, clear bounding */
+		/*
+		 * setgid, drop supplementary groups, setuid keeping the kept set, clear bounding. The
+		 * bounding set shrinks only with CAP_SETPCAP, which a container given CAP_SETUID and
+		 * CAP_SETGID to leave root lacks: there it stays (it only bounds an execve).
+		 */
+		capng_flags_t flags = CAPNG_DROP_SUPP_GRP;
+
+		if (capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP))
+			flags |= CAPNG_CLEAR_BOUNDING;
 		select_kept(&res);
-		r = capng_change_id((int)uid, (int)gid, CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING);
+		r = capng_change_id((int)uid, (int)gid, flags);
 		if (r < 0)
 			return fail(ret_error, -EPERM, "cannot become %s (uid %u): capng_change_id: %d",
 				    user, (unsigned)uid, r);
@@ -251,7 +259,9 @@ int sandbox_drop_all(char **ret_error)
  * process's files through /proc/PID/fd and read its memory through /proc/PID/mem (read-only
  * opens); the filter narrows what it can do with them (no new files, no exec, no new
  * sockets), not what it can see. pidfd_getfd is refused: the scan does not duplicate
- * descriptors (closing a duplicate runs the flush of FUSE and NFS).
+ * descriptors (closing a duplicate runs the flush of FUSE and NFS). newfstatat, stat and lstat
+ * pass with any path (the scan stats names in directories it walks): the filter cannot tell an
+ * empty path from another, and the scanner may read those paths anyway.
  */
 static const char *const allowed_syscalls[] = {
 	/* memory */
@@ -266,7 +276,7 @@ static const char *const allowed_syscalls[] = {
 	/* descriptors and files; opening is read-only, see below */
 	"read", "pread64", "readv", "write", "writev", "close", "close_range", "fstat",
 	"newfstatat", "stat", "lstat", "statx", "lseek", "getdents64", "getdents", "readlink",
-	"readlinkat", "fcntl", "dup", "dup3", "fadvise64", "access", "faccessat", "faccessat2",
+	"readlinkat", "dup", "dup3", "fadvise64", "access", "faccessat", "faccessat2",
 	"fstatfs", "statfs", "getcwd", "inotify_init1", "inotify_add_watch", "inotify_rm_watch",
 	/* the fanotify collector's ignore marks on its own group (a new group needs fanotify_init) */
 	"fanotify_mark",
@@ -300,6 +310,42 @@ static const int allowed_prctls[] = {
 #define PRIVS_CLONE_NS_FLAGS                                                             \
 	(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS |      \
 	 CLONE_NEWIPC | CLONE_NEWCGROUP)
+
+/*
+ * fcntl commands of the daemon and its libraries (strace -f -e trace=fcntl of the hardening
+ * suites, TLS and basic auth included): descriptor flags (glibc's fdopendir, libmicrohttpd's
+ * sockets), duplicates, the memfd seals of the channel. Not F_SETOWN, F_SETOWN_EX, F_SETSIG,
+ * F_SETLEASE or F_NOTIFY: each makes the kernel send a signal chosen by the caller, to a
+ * process the caller names (F_SETOWN) where the uid check allows, bypassing the filter on kill.
+ */
+static const unsigned fcntl_cmds[] = {
+	F_GETFD, F_SETFD, F_GETFL, F_DUPFD_CLOEXEC, F_GET_SEALS, F_ADD_SEALS,
+};
+
+/* fcntl (and fcntl64 where it exists): fcntl_cmds, and F_SETFL without O_ASYNC (SIGIO). */
+static int add_fcntl(scmp_filter_ctx ctx)
+{
+	static const char *const names[] = { "fcntl", "fcntl64" };
+	int r;
+
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+		int nr = seccomp_syscall_resolve_name(names[i]);
+
+		if (nr == __NR_SCMP_ERROR)
+			continue; /* not on this architecture */
+		for (size_t c = 0; c < ELEMENTSOF(fcntl_cmds); c++) {
+			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					     SCMP_A1(SCMP_CMP_EQ, fcntl_cmds[c]));
+			if (r < 0)
+				return r;
+		}
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2, SCMP_A1(SCMP_CMP_EQ, F_SETFL),
+				     SCMP_A2(SCMP_CMP_MASKED_EQ, O_ASYNC, 0));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
 
 /* Every call of names, allowed whatever its arguments. */
 static int add_list(scmp_filter_ctx ctx, const char *const *names, size_t n)
@@ -343,6 +389,8 @@ static int add_rules(scmp_filter_ctx ctx)
 	int r;
 
 	r = add_list(ctx, allowed_syscalls, ELEMENTSOF(allowed_syscalls));
+	if (r == 0)
+		r = add_fcntl(ctx);
 	if (r < 0)
 		return r;
 	/* a channel to a new HTTP process: a socketpair of AF_UNIX only */
@@ -418,7 +466,11 @@ int sandbox_seccomp(char **ret_error)
  * What the HTTP process calls once it serves: memory, its threads, signals to itself, the
  * sockets it was handed and its channel to the scanner (accept, TLS records, memfds received
  * and mapped read-only), reading again the /proc files it opened before, time and randomness.
- * No open, no exec, no new process, no new socket, no ptrace, no process_vm_*, no pidfd_*.
+ * No open, no exec, no new process, no new socket, no ptrace, no process_vm_*, no pidfd_*,
+ * no signal to another process (kill, and fcntl's F_SETOWN: see fcntl_cmds). No newfstatat:
+ * a filter sees its path as a pointer, not as text, so "only an empty path" cannot be checked;
+ * the process's own fstat() calls are the plain fstat system call (privsep/channel.c,
+ * serve/selfmetrics.c), and a library's fstat() fails with EPERM.
  */
 static const char *const http_syscalls[] = {
 	"brk", "mmap", "munmap", "mprotect", "mremap", "madvise",
@@ -428,7 +480,6 @@ static const char *const http_syscalls[] = {
 	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigtimedwait", "sigaltstack",
 	"restart_syscall",
 	"read", "pread64", "readv", "write", "writev", "close", "fstat", "lseek", "getdents64",
-	"fcntl",
 	"accept", "accept4", "recvfrom", "recvmsg", "sendto", "sendmsg", "shutdown", "setsockopt",
 	"getsockopt", "getsockname", "getpeername",
 	"poll", "ppoll", "select", "pselect6", "epoll_create1", "epoll_ctl", "epoll_wait",
@@ -443,6 +494,8 @@ static int add_http_rules(scmp_filter_ctx ctx)
 	int r;
 
 	r = add_list(ctx, http_syscalls, ELEMENTSOF(http_syscalls));
+	if (r == 0)
+		r = add_fcntl(ctx);
 	/* threads only: a clone without CLONE_THREAD would be a new process */
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
@@ -454,10 +507,6 @@ static int add_http_rules(scmp_filter_ctx ctx)
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
 				     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
-	/* fstat(), which glibc makes newfstatat(fd, "", AT_EMPTY_PATH); it opens nothing */
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(newfstatat), 1,
-				     SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH));
 	/* its own limits, read only: prlimit64(0, resource, NULL, old) */
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 2,

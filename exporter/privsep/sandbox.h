@@ -72,8 +72,9 @@ int sandbox_seccomp(char **ret_error);
 
 /*
  * The HTTP process's allow-list, stacked on the scanner's: its sockets, memory, threads (no
- * new process), time and randomness; no open, no ptrace, no signal to another process, no
- * process_vm_* or pidfd_getfd. Returns 0, or -errno with *ret_error.
+ * new process), time and randomness; no open, no ptrace, no signal to another process (no
+ * kill, no fcntl F_SETOWN/F_SETSIG/O_ASYNC), no newfstatat (its path is out of a filter's
+ * reach), no process_vm_* or pidfd_getfd. Returns 0, or -errno with *ret_error.
  */
 int sandbox_seccomp_http(char **ret_error);
 

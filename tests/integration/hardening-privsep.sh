@@ -5,8 +5,9 @@
 # dumpable; it is started again when it dies (SIGSEGV), exits when the scanner dies, and SIGTERM
 # leaves no process; started with ambient capabilities as the unit does; --no-security.seccomp.
 # Privileges after binding: the scanner's uid, capabilities of every thread, no_new_privs,
-# seccomp, with scrapes still answered; root without CAP_SETUID as in the DaemonSet;
-# --no-security.drop-privileges.
+# seccomp, with scrapes still answered; root without CAP_SETUID (a container given only the four);
+# --no-security.drop-privileges; the DaemonSet's start (root with CAP_SETUID): no process stays
+# root; the HTTP process made to call fcntl(F_SETOWN) cannot stop the scanner.
 # Ends with "N passed, N failed, N skipped" (tests/lib/tap.sh).
 set -uo pipefail
 # shellcheck source=tests/integration/lib-hardening.sh
@@ -196,7 +197,7 @@ elif start_exporter --security.seccomp; then
 	grep -q '^cachestat_scrape_collector_success{collector="cachestat"} 1' "$work/seccomp.prom" &&
 		pass "the cachestat collector succeeds under seccomp" ||
 		fail "cachestat collector failed under seccomp"
-	# root with only the four capabilities, as the Kubernetes DaemonSet runs it: no
+	# root with only the four capabilities (a container given no CAP_SETUID): no
 	# CAP_SETUID to become nobody, so it stays root with those four, and serves
 	if ! command -v setpriv >/dev/null; then
 		skip "root without CAP_SETUID" "setpriv (util-linux) not installed"
@@ -209,11 +210,60 @@ elif start_exporter --security.seccomp; then
 		grep -q 'without CAP_SETUID and CAP_SETGID' "$log" && pass "staying root is logged" ||
 			fail "staying root is not logged"
 	fi
+	# the DaemonSet: root with the four and CAP_SETUID/CAP_SETGID (no CAP_SETPCAP to clear the
+	# bounding set): both processes leave uid 0, the scanner keeping the four
+	if command -v setpriv >/dev/null &&
+		wrap=(setpriv --bounding-set "-all,+sys_ptrace,+dac_read_search,+fowner,+checkpoint_restore,+setuid,+setgid" --no-new-privs --) &&
+		start_exporter; then
+		child=$(wait_http_child) || child=
+		eq "DaemonSet: the scanner leaves root" "$(awk '/^Uid:/ { print $2 "," $3 "," $4 "," $5 }' /proc/$exporter_pid/status)" \
+			"$(id -u nobody),$(id -u nobody),$(id -u nobody),$(id -u nobody)"
+		eq "DaemonSet: the scanner keeps the four capabilities" \
+			"$(awk '/^CapEff:/ { print $2 }' /proc/$exporter_pid/status)" 000001000008000c
+		eq "DaemonSet: the HTTP process is not root" "$(awk '/^Uid:/ { print $2 }' "/proc/$child/status" 2>/dev/null)" "$(id -u nobody)"
+		eq "DaemonSet: a scrape" "$(code "$base/metrics")" 200
+	fi
 	if start_exporter --no-security.drop-privileges; then
 		eq "--no-security.drop-privileges keeps root" "$(awk '/^Uid:/ { print $2 }' /proc/$exporter_pid/status)" 0
 	fi
 fi
 
+# ==== the HTTP process cannot signal another process ====
+# fcntl(F_SETOWN) + F_SETSIG + O_ASYNC on its listening socket would make the kernel send the
+# scanner SIGSTOP at the next connection, a signal the filter's refusal of kill does not see.
+# gdb (root, CAP_SYS_PTRACE) makes the HTTP process itself call fcntl, as a subverted one would.
+hard_http_signal() {
+	local child hex ino fd out state
+	if [ "$(id -u)" -ne 0 ] || ! command -v gdb >/dev/null; then
+		skip "the HTTP process cannot signal the scanner" "needs root and gdb (tests/integration/deps.txt); test-sandbox's test_seccomp_fcntl covers the filter"
+		return
+	fi
+	start_exporter || return
+	child=$(wait_http_child) || { fail "signal: no HTTP process"; return; }
+	hex=$(printf '%04X' "$port")
+	ino=$(awk -v l="0100007F:$hex" '$2 == l && $4 == "0A" { print $10 }' /proc/net/tcp)
+	fd=$(find "/proc/$child/fd" -lname "socket:\[$ino\]" 2>/dev/null | head -n 1)
+	fd=${fd##*/}
+	[ -n "$fd" ] || { fail "signal: the HTTP process's listening socket not found"; return; }
+	# F_SETOWN=8 to the scanner, F_SETSIG=10 SIGSTOP(19), F_SETFL=4 O_RDWR|O_NONBLOCK|O_ASYNC
+	out=$(timeout 30 gdb -p "$child" -batch -nx -ex "call (int)fcntl($fd, 8, $exporter_pid)" \
+		-ex "call (int)fcntl($fd, 10, 19)" -ex "call (int)fcntl($fd, 4, 0x2802)" 2>/dev/null |
+		sed -n 's/^\$[0-9]* = //p' | xargs)
+	eq "signal: F_SETOWN, F_SETSIG and O_ASYNC refused in the HTTP process" "$out" "-1 -1 -1"
+	code --max-time 3 "$base/metrics" >/dev/null
+	sleep 0.3
+	state=$(awk '/^State:/ { print $2 }' "/proc/$exporter_pid/status")
+	eq "signal: a connection leaves the scanner running" "$state" S
+	eq "signal: a scrape after the attempt" "$(code --max-time 3 "$base/metrics")" 200
+	if [ "$state" = T ]; then # the attack worked: the scanner would stop at every connection
+		kill -KILL "$exporter_pid"
+		wait "$exporter_pid" 2>/dev/null
+		exporter_pid=
+	fi
+	stop_exporter
+}
+
 hard_privsep
+hard_http_signal
 stop_exporter
 finish

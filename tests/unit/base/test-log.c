@@ -6,9 +6,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,9 +52,10 @@ static const char *logged(void)
 
 	fflush(out);
 	snprintf(copy, sizeof(copy), "%s", buf ? buf : "");
-	rewind(out);
+	/* a shorter line written over a longer one would leave the longer one's end */
 	if (buf)
-		buf[0] = '\0';
+		memset(buf, 0, len);
+	rewind(out);
 	len = 0;
 	return copy;
 }
@@ -86,10 +89,11 @@ static void test_logfmt_quoting(void **state)
 	line = strstr(logged(), "msg=");
 	assert_non_null(line);
 	assert_string_equal(line, "msg=\"scan problem\" problem=\"a \\\"b\\\"\\nc=d\" empty=\"\"\n");
-	/* one word needs no quotes; a part without '=' is kept as a field, not lost */
+	/* one word needs no quotes; a part without a literal key is kept, marked, not lost */
 	at = __LINE__ + 1;
-	log_error("failed\tloose");
-	snprintf(want, sizeof(want), "level=ERROR source=test-log.c:%d msg=failed field=loose\n", at);
+	log_error("failed\tloose\t%s=v", "k");
+	snprintf(want, sizeof(want),
+		 "level=ERROR source=test-log.c:%d msg=failed !BADKEY=loose !BADKEY=\"k=v\"\n", at);
 	assert_non_null(strstr(logged(), want));
 }
 
@@ -109,10 +113,11 @@ static void test_json(void **state)
 	assert_string_equal(json_string_value(json_object_get(j, "level")), "WARN");
 	assert_string_equal(json_string_value(json_object_get(j, "source")), source);
 	assert_string_equal(json_string_value(json_object_get(j, "msg")), "scan problem");
-	assert_string_equal(json_string_value(json_object_get(j, "problem")), "tab");
-	assert_string_equal(json_string_value(json_object_get(j, "field")), "here \"q\" \x01 end");
+	/* a tab inside a value is part of the value, not a field separator */
+	assert_string_equal(json_string_value(json_object_get(j, "problem")),
+			    "tab\there \"q\" \x01 end");
 	assert_int_equal(strlen(json_string_value(json_object_get(j, "time"))), 24);
-	assert_int_equal(json_object_size(j), 6);
+	assert_int_equal(json_object_size(j), 5);
 	json_decref(j);
 	assert_int_equal(log_set_format("xml"), -EINVAL);
 	assert_int_equal(log_set_format("logfmt"), 0);
@@ -152,6 +157,105 @@ static void test_repeat_once_and_counted(void **state)
 	free(slot.last);
 }
 
+/* A process name as a tenant may choose it: a tab, a forged level, a byte that is not UTF-8. */
+static const char attack[] = "x\tlevel=ERROR\tmsg=forged\xff";
+
+/* How often key= starts a field of a logfmt line (outside quoted values). */
+static int logfmt_keys(const char *line, const char *key)
+{
+	size_t n = strlen(key);
+	bool quoted = false;
+	int count = 0;
+
+	for (const char *p = line; *p; p++) {
+		if (*p == '\\' && quoted && p[1]) {
+			p++;
+			continue;
+		}
+		if (*p == '"')
+			quoted = !quoted;
+		else if (!quoted && (p == line || p[-1] == ' ') && strncmp(p, key, n) == 0 && p[n] == '=')
+			count++;
+	}
+	return count;
+}
+
+static void test_forged_fields_logfmt(void **state)
+{
+	const char *line;
+
+	(void)state;
+	log_info("process seen\tcomm=%s\tpid=%d", attack, 42);
+	line = logged();
+	assert_int_equal(logfmt_keys(line, "level"), 1);
+	assert_int_equal(logfmt_keys(line, "msg"), 1);
+	assert_int_equal(logfmt_keys(line, "comm"), 1);
+	assert_non_null(strstr(line, " level=INFO "));
+	/* the value quoted and escaped; the byte 0xff written as the exposition writes it */
+	assert_non_null(strstr(line, " comm=\"x\\tlevel=ERROR\\tmsg=forged\\\\xff\" pid=42\n"));
+	assert_null(strchr(line, '\xff'));
+}
+
+static void test_forged_fields_json(void **state)
+{
+	json_error_t jerr;
+	const char *line;
+	json_t *j;
+
+	(void)state;
+	assert_int_equal(log_set_format("json"), 0);
+	log_warn("process seen\tcomm=%s\tpid=%d\tratio=%.1f\tbytes=%" PRIu64 "\tpadded=%5d",
+		 attack, 42, 0.5, (uint64_t)1 << 40, 7);
+	line = logged();
+	/* jansson refuses a string that is not UTF-8, and keeps the last of two equal keys */
+	j = json_loads(line, JSON_REJECT_DUPLICATES, &jerr);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "level")), "WARN");
+	assert_string_equal(json_string_value(json_object_get(j, "msg")), "process seen");
+	assert_string_equal(json_string_value(json_object_get(j, "comm")),
+			    "x\tlevel=ERROR\tmsg=forged\\xff");
+	/* one numeric conversion is a number, as promslog writes numbers; padding is text */
+	assert_true(json_is_integer(json_object_get(j, "pid")));
+	assert_int_equal(json_integer_value(json_object_get(j, "pid")), 42);
+	assert_true(json_is_real(json_object_get(j, "ratio")));
+	assert_int_equal(json_integer_value(json_object_get(j, "bytes")), (json_int_t)1 << 40);
+	assert_string_equal(json_string_value(json_object_get(j, "padded")), "    7");
+	assert_int_equal(json_object_size(j), 9);
+	json_decref(j);
+	/* "%d of %d" is text; a number's text that JSON cannot read ("inf") stays a string */
+	log_info("scan\tfiles=%d of %d\tsecs=%g", 3, 4, 1.0 / 0.0);
+	j = json_loads(logged(), JSON_REJECT_DUPLICATES, &jerr);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "files")), "3 of 4");
+	assert_string_equal(json_string_value(json_object_get(j, "secs")), "inf");
+	json_decref(j);
+	assert_int_equal(log_set_format("logfmt"), 0);
+}
+
+/* Each segment takes its own arguments, whatever their sizes and '*' widths. */
+static void test_arguments_per_segment(void **state)
+{
+	(void)state;
+	log_info("m %s %c\ta=%lld\tb=%*.*s\tc=%zu\td=%%\te=%hhu\tf=%p\tg=%s",
+		 "x", 'y', -5LL, 4, 2, "abc", (size_t)9, 300, (void *)0, "end");
+	assert_non_null(strstr(logged(), "msg=\"m x y\" a=-5 b=\"  ab\" c=9 d=% e=44 f="));
+	log_info("n\tg=%s", "end");
+	assert_non_null(strstr(logged(), " g=end\n"));
+}
+
+/* Keys chosen at run time: each pair one field; a key that is no key is marked. */
+static void test_fields_pairs(void **state)
+{
+	const char *kv[] = { "perfile", "top 20", "bad key", "v", "comm", attack };
+	const char *line;
+
+	(void)state;
+	log_fields(LOG_LEVEL_INFO, "will send", kv, 3);
+	line = logged();
+	assert_non_null(strstr(line, "msg=\"will send\" perfile=\"top 20\" !BADKEY=v comm=\"x\\t"));
+	assert_int_equal(logfmt_keys(line, "level"), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,6 +264,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_levels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repeat_once_and_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forged_fields_logfmt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forged_fields_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_arguments_per_segment, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fields_pairs, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("log", tests, NULL, NULL);

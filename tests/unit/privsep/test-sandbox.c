@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -162,6 +163,37 @@ static void test_root_without_setuid(void **state)
 	assert_int_equal(in_child(child_root_without_setuid), 0);
 }
 
+/* Root given the four and CAP_SETUID/CAP_SETGID but not CAP_SETPCAP (the DaemonSet): it leaves root. */
+static int child_root_without_setpcap(void)
+{
+	struct sandbox_result res;
+	char *err = NULL;
+
+	capng_clear(CAPNG_SELECT_BOTH);
+	capng_updatev(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET,
+		      CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_SETUID, CAP_SETGID, -1);
+	if (capng_apply(CAPNG_SELECT_BOTH) < 0)
+		return 2;
+	if (sandbox_drop("nobody", &res, &err) != 0) {
+		fprintf(stderr, "sandbox_drop: %s\n", err ? err : "?");
+		return 3;
+	}
+	if (!res.changed_user || res.stayed_root || getuid() == 0 || geteuid() == 0)
+		return 4;
+	if (capng_get_caps_process() < 0 || !capng_have_capability(CAPNG_EFFECTIVE, CAP_FOWNER) ||
+	    capng_have_capability(CAPNG_PERMITTED, CAP_SETUID))
+		return 5;
+	return 0;
+}
+
+static void test_root_without_setpcap(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(in_child(child_root_without_setpcap), 0);
+}
+
 static int child_unknown_user(void)
 {
 	struct sandbox_result res;
@@ -295,6 +327,60 @@ static void test_drop_all(void **state)
 	assert_int_equal(in_child(child_drop_all), 0);
 }
 
+/*
+ * fcntl under a filter: the commands that would make the kernel signal a process of the
+ * caller's choice are refused; those the daemon uses pass. 0, or the number of the failed check.
+ */
+static int fcntl_checks(void)
+{
+	int p[2], fd, fl;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return 30;
+	/* refused: the owner and signal of SIGIO, O_ASYNC, leases and dnotify */
+	if (fcntl(p[0], F_SETOWN, getppid()) != -1 || errno != EPERM)
+		return 31;
+	{
+		struct f_owner_ex o = { F_OWNER_PID, getppid() };
+
+		if (fcntl(p[0], F_SETOWN_EX, &o) != -1 || errno != EPERM)
+			return 32;
+	}
+	if (fcntl(p[0], F_SETSIG, SIGSTOP) != -1 || errno != EPERM)
+		return 33;
+	if (fcntl(p[0], F_SETFL, O_ASYNC) != -1 || errno != EPERM)
+		return 34;
+	if (fcntl(p[0], F_SETFL, O_ASYNC | O_NONBLOCK) != -1 || errno != EPERM)
+		return 35;
+	if (fcntl(p[0], F_GETFL) & O_ASYNC)
+		return 36;
+	if (fcntl(p[0], F_SETLEASE, F_RDLCK) != -1 || errno != EPERM)
+		return 37;
+	if (fcntl(p[0], F_NOTIFY, DN_MODIFY) != -1 || errno != EPERM)
+		return 38;
+	/* a command number with bits above the int the kernel reads is not F_GETFL */
+	if (syscall(SYS_fcntl, p[0], (1UL << 32) | F_SETOWN, getppid()) != -1 || errno != EPERM)
+		return 39;
+	/* allowed: descriptor flags, O_NONBLOCK, duplicates */
+	fl = fcntl(p[0], F_GETFL);
+	if (fl < 0 || fcntl(p[0], F_SETFL, fl | O_NONBLOCK) != 0 ||
+	    !(fcntl(p[0], F_GETFL) & O_NONBLOCK))
+		return 40;
+	if (fcntl(p[0], F_SETFD, 0) != 0 || fcntl(p[0], F_GETFD) != 0 ||
+	    fcntl(p[0], F_SETFD, FD_CLOEXEC) != 0 || fcntl(p[0], F_GETFD) != FD_CLOEXEC)
+		return 41;
+	fd = fcntl(p[0], F_DUPFD_CLOEXEC, 3);
+	if (fd < 3 || fcntl(fd, F_GETFD) != FD_CLOEXEC)
+		return 42;
+	close(fd);
+	/* the channel's seals: EINVAL on a pipe, not EPERM */
+	if (fcntl(p[0], F_GET_SEALS) != -1 || errno != EINVAL)
+		return 43;
+	close(p[0]);
+	close(p[1]);
+	return 0;
+}
+
 static void *thread_nothing(void *arg)
 {
 	return arg;
@@ -347,7 +433,43 @@ static int child_seccomp_http(void)
 		return 15;
 	if (socket(AF_UNIX, SOCK_STREAM, 0) >= 0 || errno != EPERM)
 		return 16;
-	return 0;
+	/* fstat as the process makes it passes; newfstatat, whose path it cannot see, does not */
+	{
+		struct stat st;
+
+		if (syscall(SYS_fstat, p[0], &st) != 0 || !S_ISFIFO(st.st_mode))
+			return 17;
+		if (syscall(SYS_newfstatat, AT_FDCWD, "/etc/passwd", &st, AT_EMPTY_PATH) == 0 ||
+		    errno != EPERM)
+			return 18;
+	}
+	return fcntl_checks();
+}
+
+static int child_fcntl_scanner(void)
+{
+	char *err = NULL;
+
+	if (sandbox_seccomp(&err) != 0)
+		return 2;
+	return fcntl_checks();
+}
+
+static int child_fcntl_http(void)
+{
+	char *err = NULL;
+
+	if (sandbox_seccomp_http(&err) != 0)
+		return 2;
+	return fcntl_checks();
+}
+
+/* Each filter on its own: the HTTP process has both, and either must refuse. */
+static void test_seccomp_fcntl(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(child_fcntl_scanner), 0);
+	assert_int_equal(in_child(child_fcntl_http), 0);
 }
 
 static void test_seccomp_http(void **state)
@@ -371,10 +493,12 @@ int main(void)
 		cmocka_unit_test(test_drop),
 		cmocka_unit_test(test_drop_keep_uid),
 		cmocka_unit_test(test_root_without_setuid),
+		cmocka_unit_test(test_root_without_setpcap),
 		cmocka_unit_test(test_unknown_user),
 		cmocka_unit_test(test_seccomp),
 		cmocka_unit_test(test_drop_all),
 		cmocka_unit_test(test_seccomp_http),
+		cmocka_unit_test(test_seccomp_fcntl),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
