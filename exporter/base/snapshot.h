@@ -26,6 +26,9 @@ enum skip_reason {
 	SKIP_NO_ACCESS,   /* the process holding it could not have asked cachestat about it */
 	SKIP_FS_TYPE,     /* on a file system --collector.cachestat.fs-types-exclude names */
 	SKIP_MOUNT_STUCK, /* on a mount a scan is stuck on (quarantine.h) */
+	SKIP_PROCESS_CAP, /* once per process and scan: its descriptors or maps lines passed the
+			     limits.max_descriptors_per_process or max_mappings_per_process cap, and
+			     the rest of them was not read */
 	_SKIP_MAX,
 };
 
@@ -95,12 +98,20 @@ enum snap_cap {
 	_SNAP_CAP_MAX,
 };
 
+/* The caps on what one process makes a scan read (limits.max_*_per_process). */
+enum snap_process_cap {
+	SNAP_PROCESS_CAP_FDS,
+	SNAP_PROCESS_CAP_MAPS,
+	_SNAP_PROCESS_CAP_MAX,
+};
+
 /* Which caps bit in a scan, for the log. */
 struct snap_cap_note {
 	size_t max_cgroups, max_per_owner;
 	bool node;         /* the node's cap left cgroups out */
 	size_t owners_cut; /* owners that lost cgroups */
 	char uids[200];    /* the first of them, "1000,1001", ",..." after the last that fits */
+	bool process[_SNAP_PROCESS_CAP_MAX]; /* a process was cut by that cap */
 };
 
 struct snap_collector {
@@ -118,6 +129,7 @@ struct snapshot {
 	uint64_t skipped[_SKIP_MAX]; /* cumulative since start */
 	char *problem;               /* first thing that went wrong in the scan, for the log */
 	uint64_t capped[_SNAP_CAP_MAX]; /* scans a cap left cgroups out of, since start */
+	bool process_capped[_SNAP_PROCESS_CAP_MAX]; /* in this scan */
 	struct snap_cap_note *cap_note; /* set when which caps bit changed since the last scan */
 	/* What frees a slot's data (snap_cgroup.data), set by the snapshot's maker (registry.h). */
 	void (*free_data[COLLECTORS_MAX])(void *data);

@@ -150,6 +150,8 @@ static int scan_begin(struct collect_scan *scan, size_t idx, void **ret_state)
 		/* half an equal share of the time is kept for every cgroup; the rest is first come */
 		.reserve_ns = (uint64_t)(scan->cfg->max_scan_seconds * 1e9) / (2 * (scan->n_cgroups + 1)),
 		.on_skip = skiplog_enabled() ? files_skipped : NULL,
+		.max_fds_per_process = scan->cfg->max_descriptors_per_process,
+		.max_maps_per_process = scan->cfg->max_mappings_per_process,
 	};
 	cs->files.procfs_fd = open(scan->procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cs->files.procfs_fd < 0) {
@@ -290,6 +292,8 @@ static void scan_end(struct collect_scan *scan, void *state)
 		scan_fail(scan, cs->idx);
 	}
 	memcpy(scan->snap->skipped, cs->files.skipped, sizeof(scan->snap->skipped));
+	scan->snap->process_capped[SNAP_PROCESS_CAP_FDS] = cs->files.fds_capped;
+	scan->snap->process_capped[SNAP_PROCESS_CAP_MAPS] = cs->files.maps_capped;
 	if (cs->files.on_skip)
 		skiplog_flush();
 	closep(&cs->files.procfs_fd);

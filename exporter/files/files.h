@@ -48,6 +48,10 @@ struct files_ctx {
 	struct fileset seen;         /* cleared between cgroups (files_cgroup_begin) */
 	struct filecache cache;      /* the large files' cachestat answers, for the whole scan */
 	uint64_t budget;             /* descriptors, mappings and files that may still be looked at */
+	/* what one process may make the scan read (0: no cap); past it, the rest is not read */
+	uint64_t max_fds_per_process;
+	uint64_t max_maps_per_process;
+	bool fds_capped, maps_capped; /* a process of this scan was cut by one of them */
 	uint64_t deadline_ns;        /* of the scan, CLOCK_MONOTONIC; 0 for none */
 	uint64_t slice_deadline_ns;  /* of this cgroup's share of the scan time; 0 for none */
 	uint64_t reserve_ns;         /* kept for each cgroup still to come */

@@ -155,6 +155,7 @@ static int scan_fds(struct files_ctx *ctx, const struct files_proc *p)
 	_cleanup_close_ int fdinfo = -1;
 	char link[64 + 256 + 2];
 	struct dirent *de;
+	uint64_t seen = 0;
 	size_t rel_len;
 	int fd;
 
@@ -174,6 +175,13 @@ static int scan_fds(struct files_ctx *ctx, const struct files_proc *p)
 
 		if (de->d_name[0] == '.')
 			continue;
+		if (ctx->max_fds_per_process && ++seen > ctx->max_fds_per_process) {
+			/* a million descriptors cost what the cap allows, not a readdir of them all */
+			ctx->fds_capped = true;
+			errno = EMFILE;
+			files_skip(ctx, SKIP_PROCESS_CAP);
+			break;
+		}
 		if (!files_charge(ctx)) {
 			if (files_stopped(ctx))
 				break;

@@ -9,11 +9,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/lines.h"
 #include "base/util.h"
 #include "files/admit.h"
 #include "files/source.h"
@@ -138,20 +140,36 @@ static int visit_mapping(struct files_ctx *ctx, const struct files_proc *p, cons
 	});
 }
 
-/* PID/maps has one line per mapping, in address order. */
+/*
+ * A maps line is at most a path of PATH_MAX bytes, its newlines printed as "\012", after 100 or
+ * so of addresses and numbers: a longer one is no file's, and is skipped.
+ */
+#define MAPS_LINE_MAX (4 * PATH_MAX + 256)
+
+/*
+ * PID/maps has one line per mapping, in address order; up to vm.max_map_count of them, so it is
+ * read a line at a time (a process with 200,000 mappings of long paths has a maps file of
+ * hundreds of megabytes), and at most max_maps_per_process lines of it.
+ */
 int files_scan_mappings(struct files_ctx *ctx, const struct files_proc *p)
 {
-	_cleanup_free_ char *buf = NULL;
-	char *line, *save = NULL;
-	size_t len;
+	_cleanup_(lines_done) struct lines maps = { .fd = -1 };
+	uint64_t n = 0;
+	char *line;
 	int r;
 
-	r = read_file_at(p->dirfd, "maps", &buf, &len);
+	r = lines_open_at(&maps, p->dirfd, "maps", MAPS_LINE_MAX);
 	if (r < 0)
 		return r;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	while ((r = lines_next(&maps, &line)) > 0) {
 		struct mapping m;
 
+		if (ctx->max_maps_per_process && ++n > ctx->max_maps_per_process) {
+			ctx->maps_capped = true;
+			errno = E2BIG;
+			files_skip(ctx, SKIP_PROCESS_CAP);
+			return 0;
+		}
 		if (!parse_mapping(line, &m) || fileset_contains(&ctx->seen, (uint64_t)m.dev, m.ino))
 			continue;
 		if (!files_charge(ctx)) {
@@ -163,5 +181,5 @@ int files_scan_mappings(struct files_ctx *ctx, const struct files_proc *p)
 		if (r < 0)
 			return r;
 	}
-	return 0;
+	return r < 0 ? r : 0;
 }

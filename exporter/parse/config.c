@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,8 @@ struct config *config_new_default(void)
 	c->per_file_top = CONFIG_DEFAULT_PER_FILE_TOP;
 	c->max_files_per_scan = CONFIG_DEFAULT_MAX_FILES_PER_SCAN;
 	c->max_files_per_cgroup = CONFIG_DEFAULT_MAX_FILES_PER_CGROUP;
+	c->max_descriptors_per_process = CONFIG_DEFAULT_MAX_DESCRIPTORS_PER_PROCESS;
+	c->max_mappings_per_process = CONFIG_DEFAULT_MAX_MAPPINGS_PER_PROCESS;
 	c->max_scan_seconds = CONFIG_DEFAULT_MAX_SCAN_SECONDS;
 	return c;
 }
@@ -98,7 +101,21 @@ static int parse_count(json_t *v, const char *name, uint64_t min, uint64_t max, 
 static int parse_limits(json_t *lim, struct config *c, const char *source, char **ret_error)
 {
 	static const char *const keys[] = { "max_files_per_scan", "max_files_per_cgroup",
-					    "max_scan_seconds", NULL };
+					    "max_descriptors_per_process",
+					    "max_mappings_per_process", "max_scan_seconds", NULL };
+	static const struct {
+		const char *key, *name;
+		size_t offset;
+	} counts[] = {
+		{ "max_files_per_scan", "limits.max_files_per_scan",
+		  offsetof(struct config, max_files_per_scan) },
+		{ "max_files_per_cgroup", "limits.max_files_per_cgroup",
+		  offsetof(struct config, max_files_per_cgroup) },
+		{ "max_descriptors_per_process", "limits.max_descriptors_per_process",
+		  offsetof(struct config, max_descriptors_per_process) },
+		{ "max_mappings_per_process", "limits.max_mappings_per_process",
+		  offsetof(struct config, max_mappings_per_process) },
+	};
 	json_t *v;
 	int r;
 
@@ -107,17 +124,12 @@ static int parse_limits(json_t *lim, struct config *c, const char *source, char 
 	r = check_keys(lim, keys, "limits", source, ret_error);
 	if (r < 0)
 		return r;
-	v = json_object_get(lim, "max_files_per_scan");
-	if (v) {
-		r = parse_count(v, "limits.max_files_per_scan", 1, UINT32_MAX,
-				&c->max_files_per_scan, source, ret_error);
-		if (r < 0)
-			return r;
-	}
-	v = json_object_get(lim, "max_files_per_cgroup");
-	if (v) {
-		r = parse_count(v, "limits.max_files_per_cgroup", 1, UINT32_MAX,
-				&c->max_files_per_cgroup, source, ret_error);
+	for (size_t i = 0; i < ELEMENTSOF(counts); i++) {
+		v = json_object_get(lim, counts[i].key);
+		if (!v)
+			continue;
+		r = parse_count(v, counts[i].name, 1, UINT32_MAX,
+				(uint64_t *)((char *)c + counts[i].offset), source, ret_error);
 		if (r < 0)
 			return r;
 	}

@@ -21,6 +21,9 @@ struct config {
 	unsigned per_file_top; /* CONFIG_PER_FILE_TOP_UNSET: --collector.perfile.cgroup-top decides */
 	uint64_t max_files_per_scan;
 	uint64_t max_files_per_cgroup;
+	/* what one process may make a scan read: descriptors, and lines of its maps */
+	uint64_t max_descriptors_per_process;
+	uint64_t max_mappings_per_process;
 	double max_scan_seconds;
 };
 
@@ -29,6 +32,8 @@ struct config {
 #define CONFIG_MAX_PER_FILE_TOP 10000
 #define CONFIG_DEFAULT_MAX_FILES_PER_SCAN 1000000
 #define CONFIG_DEFAULT_MAX_FILES_PER_CGROUP 200000
+#define CONFIG_DEFAULT_MAX_DESCRIPTORS_PER_PROCESS 100000
+#define CONFIG_DEFAULT_MAX_MAPPINGS_PER_PROCESS 100000
 #define CONFIG_DEFAULT_MAX_SCAN_SECONDS 10.0
 
 /* A config with every default and no paths. NULL on ENOMEM. */

@@ -298,9 +298,12 @@ static struct snap_cap_note *cap_report(const struct scan_engine *c, const struc
 	size_t n = cgcap_owners_cut(cap, uids, ELEMENTSOF(uids)), used = 0;
 	struct snap_cap_note *note;
 
+	bool process = snap->process_capped[SNAP_PROCESS_CAP_FDS] ||
+		       snap->process_capped[SNAP_PROCESS_CAP_MAPS];
+
 	snap->capped[SNAP_CAP_NODE] = cgcap_node_cut(cap);
 	snap->capped[SNAP_CAP_OWNER] = n > 0;
-	if (!snap->capped[SNAP_CAP_NODE] && n == 0)
+	if (!snap->capped[SNAP_CAP_NODE] && n == 0 && !process)
 		return NULL;
 	note = calloc(1, sizeof(*note));
 	if (!note)
@@ -308,6 +311,7 @@ static struct snap_cap_note *cap_report(const struct scan_engine *c, const struc
 	*note = (struct snap_cap_note){ .max_cgroups = c->opts.max_cgroups,
 					.max_per_owner = c->opts.max_cgroups_per_owner,
 					.node = snap->capped[SNAP_CAP_NODE], .owners_cut = n };
+	memcpy(note->process, snap->process_capped, sizeof(note->process));
 	for (size_t i = 0; i < n && i < ELEMENTSOF(uids); i++)
 		used += (size_t)snprintf(note->uids + used, sizeof(note->uids) - used, "%s%u",
 					 i ? "," : "", (unsigned)uids[i]);

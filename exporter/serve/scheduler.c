@@ -129,10 +129,18 @@ static int scan_unshared(struct scan_engine *c, struct snapshot **ret)
 
 void scheduler_log_cap_note(const struct snap_cap_note *n)
 {
-	log_warn("cgroups left out of the scan at a cap: the owners named lose the cgroups of their "
-		 "delegated subtrees past their share\tmax_cgroups=%zu\tmax_cgroups_per_owner=%zu"
-		 "\tnode_cap_bit=%s\towners_cut=%zu\towner_uids=%s",
-		 n->max_cgroups, n->max_per_owner, n->node ? "true" : "false", n->owners_cut, n->uids);
+	if (n->node || n->owners_cut)
+		log_warn("cgroups left out of the scan at a cap: the owners named lose the cgroups of "
+			 "their delegated subtrees past their share\tmax_cgroups=%zu"
+			 "\tmax_cgroups_per_owner=%zu\tnode_cap_bit=%s\towners_cut=%zu\towner_uids=%s",
+			 n->max_cgroups, n->max_per_owner, n->node ? "true" : "false", n->owners_cut,
+			 n->uids);
+	if (n->process[SNAP_PROCESS_CAP_FDS] || n->process[SNAP_PROCESS_CAP_MAPS])
+		log_warn("a process held more than a scan reads of one process: the rest of its files "
+			 "are not counted (cachestat_files_skipped_total{reason=\"process_cap\"})"
+			 "\tdescriptors_cap_bit=%s\tmappings_cap_bit=%s",
+			 n->process[SNAP_PROCESS_CAP_FDS] ? "true" : "false",
+			 n->process[SNAP_PROCESS_CAP_MAPS] ? "true" : "false");
 }
 
 static void *scanner(void *arg)

@@ -32,7 +32,7 @@
 
 struct seen {
 	int n;
-	char names[64][512];
+	char names[64][3000]; /* a path of ten 250-byte names fits */
 };
 
 static int record(struct files_ctx *ctx, const struct files_entry *e)
@@ -808,6 +808,150 @@ static void test_recycled_pid(void **state)
 	assert_int_equal(tree_remove(p), 0);
 }
 
+/*
+ * A process holding more descriptors than max_fds_per_process: the scan reads that many of
+ * them and stops (one process_cap skip), so its cost is the cap's, not the process's. The
+ * oracle is the budget: what it charged, against the descriptors the child holds.
+ */
+static void test_descriptor_cap(void **state)
+{
+	int ready[2], fd, status;
+	struct files_ctx ctx;
+	struct seen s;
+	char p[300];
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	snprintf(p, sizeof(p), "%s/a.log", dir);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		fd = open(p, O_RDONLY);
+		for (int i = 0; i < 500; i++)
+			if (dup(fd) < 0)
+				_exit(1);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], p, 1), 1);
+	close(ready[0]);
+
+	ctx_init(&ctx, &s);
+	ctx.budget = 100000;
+	ctx.max_maps_per_process = 0;
+	assert_int_equal(files_scan_pid(&ctx, pid), 0);
+	assert_true(100000 - ctx.budget > 500); /* no cap: every descriptor charged */
+	assert_int_equal(ctx.skipped[SKIP_PROCESS_CAP], 0);
+	assert_false(ctx.fds_capped);
+	ctx_done(&ctx);
+
+	ctx_init(&ctx, &s);
+	ctx.budget = 100000;
+	ctx.max_fds_per_process = 100;
+	ctx.max_maps_per_process = 1000;
+	assert_int_equal(files_scan_pid(&ctx, pid), 0);
+	assert_true(100000 - ctx.budget <= 100 + 1000);
+	assert_true(100000 - ctx.budget < 500);
+	assert_int_equal(ctx.skipped[SKIP_PROCESS_CAP], 1);
+	assert_true(ctx.fds_capped);
+	assert_true(saw(&s, "/a.log")); /* what it did read still counts */
+	ctx_done(&ctx);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+}
+
+/* A file named mapped-late below ten directories of 250 bytes' names: its path into buf. */
+static void long_path(char *buf, size_t size)
+{
+	char name[251];
+	int used;
+
+	memset(name, 'd', 250);
+	name[250] = '\0';
+	used = snprintf(buf, size, "%s", dir);
+	for (int i = 0; i < 10; i++) {
+		used += snprintf(buf + used, size - (size_t)used, "/%s", name);
+		assert_true(mkdir(buf, 0755) == 0 || errno == EEXIST);
+	}
+	snprintf(buf + used, size - (size_t)used, "/mapped-late");
+	fclose(fopen(buf, "we"));
+}
+
+/* A stand-in's maps of pad lines (an anonymous mapping each), then a line mapping file. */
+static void fake_maps(const char *pid, size_t pad_lines, size_t pad_bytes, const char *file)
+{
+	char p[300], *pad = malloc(pad_bytes + 1), line[3200];
+	struct stat st;
+	FILE *f;
+
+	assert_non_null(pad);
+	memset(pad, 'p', pad_bytes);
+	pad[pad_bytes] = '\0';
+	assert_int_equal(stat(file, &st), 0);
+	snprintf(line, sizeof(line), "1000-2000 rw-s 00000000 %x:%x %llu %s\n", major(st.st_dev),
+		 minor(st.st_dev), (unsigned long long)st.st_ino, file);
+	fake_pid(pid, "", "0::/\n", file);
+	snprintf(p, sizeof(p), "%s/fakeproc/%s/maps", dir, pid);
+	f = fopen(p, "we");
+	assert_non_null(f);
+	for (size_t i = 0; i < pad_lines; i++)
+		fprintf(f, "%zx-%zx r--p 00000000 00:00 0 %s\n", 0x10000 + i * 0x2000,
+			0x11000 + i * 0x2000, pad);
+	fputs(line, f);
+	fclose(f);
+	free(pad);
+}
+
+/*
+ * maps is read a line at a time, at most max_maps_per_process lines: a file mapped on the
+ * line past the cap is not reached (one process_cap skip); at the cap it is. A maps file of
+ * 20 MiB (more than any whole-file read of the exporter takes) and a line longer than any
+ * path are read through, and the mapping after them found.
+ */
+static void test_mapping_cap_and_long_maps(void **state)
+{
+	char p[300], file[300], deep[3000];
+	struct files_ctx ctx;
+	struct seen s;
+
+	(void)state;
+	put("mapped-late", 100);
+	snprintf(file, sizeof(file), "%s/mapped-late", dir);
+	fake_maps("4201", 9, 10, file);
+	fake_maps("4202", 5000, 4096, file); /* 20 MiB of lines of a path's length */
+	fake_maps("4203", 1, 70000, file);   /* a line no path makes */
+	long_path(deep, sizeof(deep));
+	fake_maps("4204", 1, 10, deep);       /* a file whose path is 2,500 bytes long */
+
+	ctx_init_fake(&ctx, &s);
+	ctx.max_maps_per_process = 9;
+	assert_int_equal(files_scan_pid(&ctx, 4201), 0);
+	assert_false(saw(&s, "/mapped-late"));
+	assert_int_equal(ctx.skipped[SKIP_PROCESS_CAP], 1);
+	assert_true(ctx.maps_capped);
+
+	fileset_clear(&ctx.seen);
+	ctx.max_maps_per_process = 10;
+	assert_int_equal(files_scan_pid(&ctx, 4201), 0);
+	assert_true(saw(&s, "/mapped-late"));
+
+	for (const char *pid = "4202\0" "4203\0" "4204\0"; *pid; pid += strlen(pid) + 1) {
+		fileset_clear(&ctx.seen);
+		s.n = 0;
+		ctx.max_maps_per_process = 0;
+		assert_int_equal(files_scan_pid(&ctx, atoi(pid)), 0);
+		assert_true(saw(&s, "/mapped-late"));
+	}
+	assert_int_equal(ctx.skipped[SKIP_PROCESS_CAP], 1);
+	ctx_done(&ctx);
+	snprintf(p, sizeof(p), "%s/fakeproc", dir);
+	assert_int_equal(tree_remove(p), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -827,6 +971,8 @@ int main(void)
 		cmocka_unit_test(test_map_files_fallback),
 		cmocka_unit_test(test_mapping_swapped),
 		cmocka_unit_test(test_recycled_pid),
+		cmocka_unit_test(test_descriptor_cap),
+		cmocka_unit_test(test_mapping_cap_and_long_maps),
 	};
 
 	return cmocka_run_group_tests_name("files", tests, setup, teardown);

@@ -44,6 +44,7 @@ static void test_full(void **state)
 		"  ],\n"
 		"  \"per_file_top\": 0,\n"
 		"  \"limits\": { \"max_files_per_scan\": 1000000, \"max_files_per_cgroup\": 200000,\n"
+		"              \"max_descriptors_per_process\": 5000, \"max_mappings_per_process\": 7000,\n"
 		"              \"max_scan_seconds\": 2.5 }\n"
 		"}\n";
 	struct config *c = NULL;
@@ -62,6 +63,8 @@ static void test_full(void **state)
 	assert_int_equal(c->per_file_top, 0);
 	assert_int_equal(c->max_files_per_scan, 1000000);
 	assert_int_equal(c->max_files_per_cgroup, 200000);
+	assert_int_equal(c->max_descriptors_per_process, 5000);
+	assert_int_equal(c->max_mappings_per_process, 7000);
 	assert_true(c->max_scan_seconds == 2.5);
 	config_free(c);
 }
@@ -126,6 +129,8 @@ static void test_bad_values(void **state)
 	expect_error("{\"per_file_top\": 1.5}", "per_file_top: must be an integer");
 	expect_error("{\"limits\": {\"max_files_per_scan\": 0}}", "limits.max_files_per_scan");
 	expect_error("{\"limits\": {\"max_scan_seconds\": 0}}", "limits.max_scan_seconds");
+	expect_error("{\"limits\": {\"max_mappings_per_process\": 0}}",
+		     "limits.max_mappings_per_process");
 	expect_error("{\"limits\": []}", "limits: must be an object");
 	expect_error("{\"cgroups\": {}}", "cgroups: must be an array");
 	expect_error("{\"cgroups\": [{\"paths\": [\"/x\"]}]}", "cgroups[0].match: required");
