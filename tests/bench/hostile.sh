@@ -62,11 +62,12 @@ EOF
 	[ "$3" = root ] || chown -R "$3" "$work/t/tree/tenant"
 }
 
-# measure WHAT VALUE: one --once over the tree; a row of the table
+# measure WHAT VALUE: one --once over the tree (and the flags of measure_args); a row of the table
+measure_args=()
 measure() {
 	local u s rss
 	/usr/bin/time -f '%U %S %M %e' -o "$work/time" "$bin" --once --path.cgroupfs="$work/t/tree" \
-		>"$work/out.prom" 2>"$work/err"
+		"${measure_args[@]}" >"$work/out.prom" 2>"$work/err"
 	read -r u s rss _ <"$work/time"
 	printf '| %-34s | %9s | %8.2f | %9s | %12s | %7s |\n' "$1" "$2" \
 		"$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')" "$((rss / 1024))" \
@@ -92,14 +93,24 @@ done
 # the descriptors of one process: one file, dup'ed N times
 sysctl -q -w fs.nr_open=1100000 || echo "  (fs.nr_open not raised: 1,000,000 descriptors may fail)"
 head -c 65536 /dev/urandom >"$work/held"
-for n in 1 1000 10000 19000 100000 1000000; do
-	# raising the hard limit needs CAP_SYS_RESOURCE (a container may not have it)
-	if [ $((n + 64)) -gt "$(ulimit -Hn)" ] && ! (ulimit -Hn $((n + 64))) 2>/dev/null; then
-		printf '| %-34s | %9s | %s |\n' "descriptors of one process" "$n" \
-			"not run: RLIMIT_NOFILE's hard limit is $(ulimit -Hn), and raising it needs CAP_SYS_RESOURCE"
-		continue
+# the default cap (limits.max_descriptors_per_process, 100,000), then one of 5,000: flat above it
+printf '{ "limits": { "max_descriptors_per_process": 5000 } }\n' >"$work/cap.json"
+for run in "1 1000 10000 19000 100000 1000000" "cap 1000 5000 10000 19000"; do
+	label="descriptors of one process"
+	measure_args=()
+	if [ "${run%% *}" = cap ]; then
+		label="descriptors, a cap of 5000"
+		measure_args=(--config.file="$work/cap.json")
+		run=${run#cap }
 	fi
-	"$py" - "$work/held" "$n" "$work/ready" <<'EOF' &
+	for n in $run; do
+		# raising the hard limit needs CAP_SYS_RESOURCE (a container may not have it)
+		if [ $((n + 64)) -gt "$(ulimit -Hn)" ] && ! (ulimit -Hn $((n + 64))) 2>/dev/null; then
+			printf '| %-34s | %9s | %s |\n' "$label" "$n" \
+				"not run: RLIMIT_NOFILE's hard limit is $(ulimit -Hn), and raising it needs CAP_SYS_RESOURCE"
+			continue
+		fi
+		"$py" - "$work/held" "$n" "$work/ready" <<'EOF' &
 import os, resource, signal, sys
 path, n, ready = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 resource.setrlimit(resource.RLIMIT_NOFILE, (n + 64, n + 64))
@@ -109,15 +120,17 @@ for _ in range(n - 1):
 open(ready, 'w').close()
 signal.pause()
 EOF
-	holder=$!
-	for _ in $(seq 600); do [ -e "$work/ready" ] && break; sleep 0.1; done
-	rm -f "$work/ready"
-	tree 100 16 root "$holder"
-	measure "descriptors of one process" "$n"
-	kill "$holder"
-	wait "$holder" 2>/dev/null
-	holder=
+		holder=$!
+		for _ in $(seq 600); do [ -e "$work/ready" ] && break; sleep 0.1; done
+		rm -f "$work/ready"
+		tree 100 16 root "$holder"
+		measure "$label" "$n"
+		kill "$holder"
+		wait "$holder" 2>/dev/null
+		holder=
+	done
 done
+measure_args=()
 
 if [ -x "$top/tests/bench/hostile-overlays.sh" ]; then
 	echo
