@@ -98,10 +98,11 @@ static void opened_leave(struct expansion *x, const struct opened *o)
 }
 
 /*
- * Opens name in dirfd as a directory to read: O_PATH first, not following a symlink unless
- * follow (the prefix), which asks its file system nothing; then judged by its mount when that
- * is not parent_mnt (enter_mount), and only then opened for reading, through that descriptor:
- * "." cannot be swapped for another directory meanwhile. 0 with *ret, else -errno.
+ * Opens name in dirfd as a directory to read: O_PATH first, which asks its file system nothing,
+ * and O_NOFOLLOW unless follow (the prefix): a symlink is then opened as itself and refused
+ * (-ELOOP), whatever readdir said of the name. It is then judged by its mount when that is not
+ * parent_mnt (enter_mount), and only then opened for reading, through that descriptor: "."
+ * cannot be swapped for another directory meanwhile. 0 with *ret, else -errno.
  */
 static int dir_open(struct expansion *x, int dirfd, const char *name, bool follow,
 		    uint64_t parent_mnt, struct opened *ret)
@@ -111,11 +112,13 @@ static int dir_open(struct expansion *x, int dirfd, const char *name, bool follo
 	struct statx sx;
 	int r;
 
-	pfd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+	pfd = openat(dirfd, name, O_PATH | O_CLOEXEC | (follow ? O_DIRECTORY : O_NOFOLLOW));
 	if (pfd < 0)
 		return -errno;
 	if (statx(pfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MNT_ID, &sx) < 0)
 		return -errno;
+	if (S_ISLNK(sx.stx_mode))
+		return -ELOOP;
 	if (!S_ISDIR(sx.stx_mode))
 		return -ENOTDIR;
 	o.mnt = (sx.stx_mask & STATX_MNT_ID) ? sx.stx_mnt_id : PATHGLOB_NO_MOUNT;
@@ -182,25 +185,26 @@ static int visit_name(struct expansion *x, int dirfd, uint64_t mnt, size_t i, co
 		type = entry_type(x, dirfd, name);
 	if (type == DT_UNKNOWN)
 		return 0;
-	if (type == DT_LNK) {
-		skipped(x, -ELOOP); /* below the prefix, no link is followed */
+	if (type == DT_LNK && last) {
+		skipped(x, -ELOOP); /* a link as the match: not followed */
 		return 0;
 	}
-	if (type != DT_DIR && (!last || x->dirs_only))
+	/* a link on the way goes to dir_open(), which refuses it */
+	if (type != DT_DIR && type != DT_LNK && (!last || x->dirs_only))
 		return 0;
 	if (!path_push(x, name, &old)) {
 		skipped(x, -ENAMETOOLONG);
 		return 0;
 	}
-	if (type != DT_DIR) {
+	if (type != DT_DIR && type != DT_LNK) {
 		r = x->g->ops->matched(x->g->arg, dirfd, name, -1, x->path);
 		path_pop(x, old);
 		return r;
 	}
 	r = dir_open(x, dirfd, name, false, mnt, &o);
 	if (r < 0) {
-		if (r != -ENOENT)
-			skipped(x, r); /* a symlink in its place since readdir: ENOTDIR */
+		if (r != -ENOENT && (r != -ENOTDIR || type == DT_DIR))
+			skipped(x, r); /* ENOTDIR: a link to a file, which the component wanted not */
 		path_pop(x, old);
 		return 0;
 	}
