@@ -14,9 +14,10 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "parse/config.h"
 
 /* Components below the prefix at most: each level holds a directory open while it is read. */
-#define PATHGLOB_MAX_COMPONENTS 64
+#define PATHGLOB_MAX_COMPONENTS CONFIG_MAX_GLOB_COMPONENTS
 
 struct expansion {
 	struct pathglob *g;

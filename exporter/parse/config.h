@@ -30,6 +30,8 @@ struct config {
 #define CONFIG_DEFAULT_MAX_FILES_PER_SCAN 1000000
 #define CONFIG_DEFAULT_MAX_FILES_PER_CGROUP 200000
 #define CONFIG_DEFAULT_MAX_SCAN_SECONDS 10.0
+/* Components of a glob in paths at most: its expansion holds a directory open for each. */
+#define CONFIG_MAX_GLOB_COMPONENTS 64
 
 /* A config with every default and no paths. NULL on ENOMEM. */
 struct config *config_new_default(void);
