@@ -186,11 +186,7 @@ static int visit_name(struct expansion *x, int dirfd, uint64_t mnt, size_t i, co
 		type = entry_type(x, dirfd, name);
 	if (type == DT_UNKNOWN)
 		return 0;
-	if (type == DT_LNK && last) {
-		skipped(x, -ELOOP); /* a link as the match: not followed */
-		return 0;
-	}
-	/* a link on the way goes to dir_open(), which refuses it */
+	/* a link, on the way or as the match, goes to dir_open(), which refuses it */
 	if (type != DT_DIR && type != DT_LNK && (!last || x->dirs_only))
 		return 0;
 	if (!path_push(x, name, &old)) {
@@ -204,8 +200,8 @@ static int visit_name(struct expansion *x, int dirfd, uint64_t mnt, size_t i, co
 	}
 	r = dir_open(x, dirfd, name, false, mnt, &o);
 	if (r < 0) {
-		if (r != -ENOENT && (r != -ENOTDIR || type == DT_DIR))
-			skipped(x, r); /* ENOTDIR: a link to a file, which the component wanted not */
+		if (r != -ENOENT)
+			skipped(x, r); /* -ELOOP: a link; -ENOTDIR: replaced since readdir */
 		path_pop(x, old);
 		return 0;
 	}
