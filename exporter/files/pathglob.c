@@ -29,10 +29,12 @@ struct expansion {
 	size_t len;
 };
 
-/* A directory open for reading, and the mount it entered, if it entered one. */
+/* A directory open for reading, its owner and mode, and the mount it entered, if it did. */
 struct opened {
 	int fd;
 	uint64_t mnt;
+	uid_t uid;
+	mode_t mode;
 	bool entered;
 	uint64_t token;
 };
@@ -116,13 +118,16 @@ static int dir_open(struct expansion *x, int dirfd, const char *name, bool follo
 	pfd = openat(dirfd, name, O_PATH | O_CLOEXEC | (follow ? O_DIRECTORY : O_NOFOLLOW));
 	if (pfd < 0)
 		return -errno;
-	if (statx(pfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MNT_ID, &sx) < 0)
+	if (statx(pfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_MODE | STATX_UID | STATX_MNT_ID, &sx) < 0)
 		return -errno;
 	if (S_ISLNK(sx.stx_mode))
 		return -ELOOP;
 	if (!S_ISDIR(sx.stx_mode))
 		return -ENOTDIR;
 	o.mnt = (sx.stx_mask & STATX_MNT_ID) ? sx.stx_mnt_id : PATHGLOB_NO_MOUNT;
+	o.uid = sx.stx_uid;
+	o.mode = sx.stx_mode;
 	o.entered = o.mnt != parent_mnt || o.mnt == PATHGLOB_NO_MOUNT;
 	if (o.entered) {
 		r = x->g->ops->enter_mount(x->g->arg, o.mnt, &o.token);
@@ -157,7 +162,7 @@ static bool take_entry(struct expansion *x)
 	return true;
 }
 
-static int expand_in(struct expansion *x, int fd, uint64_t mnt, size_t i);
+static int expand_in(struct expansion *x, const struct opened *dir, size_t i);
 
 /* The type of name in dirfd, asking its file system nothing it has not cached; DT_UNKNOWN: gone. */
 static unsigned char entry_type(struct expansion *x, int dirfd, const char *name)
@@ -173,17 +178,19 @@ static unsigned char entry_type(struct expansion *x, int dirfd, const char *name
 	return IFTODT(sx.stx_mode);
 }
 
-/* A name of dirfd (on mnt) that component i matches, of readdir's type. */
-static int visit_name(struct expansion *x, int dirfd, uint64_t mnt, size_t i, const char *name,
+/* A name of the directory dir that component i matches, of readdir's type. */
+static int visit_name(struct expansion *x, const struct opened *dir, size_t i, const char *name,
 		      unsigned char type)
 {
+	struct pathglob_match m = { .dirfd = dir->fd, .name = name, .path = x->path, .fd = -1,
+				    .dir_uid = dir->uid, .dir_mode = dir->mode };
 	bool last = i + 1 == x->n;
 	struct opened o;
 	size_t old;
 	int r;
 
 	if (type == DT_UNKNOWN)
-		type = entry_type(x, dirfd, name);
+		type = entry_type(x, dir->fd, name);
 	if (type == DT_UNKNOWN)
 		return 0;
 	/* a link, on the way or as the match, goes to dir_open(), which refuses it */
@@ -194,45 +201,51 @@ static int visit_name(struct expansion *x, int dirfd, uint64_t mnt, size_t i, co
 		return 0;
 	}
 	if (type != DT_DIR && type != DT_LNK) {
-		r = x->g->ops->matched(x->g->arg, dirfd, name, -1, x->path);
+		m.type = type;
+		r = x->g->ops->matched(x->g->arg, &m);
 		path_pop(x, old);
 		return r;
 	}
-	r = dir_open(x, dirfd, name, false, mnt, &o);
+	r = dir_open(x, dir->fd, name, false, dir->mnt, &o);
 	if (r < 0) {
 		if (r != -ENOENT)
 			skipped(x, r); /* -ELOOP: a link; -ENOTDIR: replaced since readdir */
 		path_pop(x, old);
 		return 0;
 	}
-	if (last)
-		r = x->g->ops->matched(x->g->arg, dirfd, name, o.fd, x->path);
-	else
-		r = expand_in(x, o.fd, o.mnt, i + 1);
+	if (last) {
+		m.fd = o.fd;
+		m.type = DT_DIR;
+		r = x->g->ops->matched(x->g->arg, &m);
+	} else {
+		r = expand_in(x, &o, i + 1);
+	}
 	opened_leave(x, &o);
 	path_pop(x, old);
 	return r;
 }
 
-/* Component i in the directory fd (on mnt), which it takes. */
-static int expand_in(struct expansion *x, int fd, uint64_t mnt, size_t i)
+/* Component i in the directory dir, whose descriptor it takes. */
+static int expand_in(struct expansion *x, const struct opened *dir, size_t i)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	const char *c = x->comps[i];
+	struct opened in = *dir;
 	struct dirent *de;
 
 	if (component_is_literal(c, strlen(c))) {
-		int r = take_entry(x) ? visit_name(x, fd, mnt, i, c, DT_UNKNOWN) : 0;
+		int r = take_entry(x) ? visit_name(x, dir, i, c, DT_UNKNOWN) : 0;
 
-		close(fd);
+		close(dir->fd);
 		return r;
 	}
-	d = fdopendir(fd);
+	d = fdopendir(dir->fd);
 	if (!d) {
 		skipped(x, -errno);
-		close(fd);
+		close(dir->fd);
 		return 0;
 	}
+	in.fd = dirfd(d);
 	while ((de = readdir(d))) {
 		int r;
 
@@ -243,7 +256,7 @@ static int expand_in(struct expansion *x, int fd, uint64_t mnt, size_t i)
 		/* glob(3)'s rule: a leading dot is matched by a dot only */
 		if (fnmatch(c, de->d_name, FNM_PERIOD) != 0)
 			continue;
-		r = visit_name(x, dirfd(d), mnt, i, de->d_name, de->d_type);
+		r = visit_name(x, &in, i, de->d_name, de->d_type);
 		if (r < 0 || x->stop)
 			return r;
 	}
@@ -296,7 +309,7 @@ int pathglob_expand(struct pathglob *g, const char *pattern)
 		skipped(x, r);
 		return 0;
 	}
-	r = expand_in(x, o.fd, o.mnt, 0);
+	r = expand_in(x, &o, 0);
 	opened_leave(x, &o);
 	return r;
 }

@@ -19,9 +19,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* The mount id of a directory whose mount is not known (statx did not say). */
 #define PATHGLOB_NO_MOUNT UINT64_MAX
+
+/* A match, as ops->matched is given it. */
+struct pathglob_match {
+	int dirfd;          /* the directory it is in, open */
+	const char *name;   /* its name there */
+	const char *path;   /* its whole path */
+	int fd;             /* a directory: opened read-only, its mount entered, the callee's; else -1 */
+	unsigned char type; /* readdir's type (DT_REG...) of what is no directory */
+	uid_t dir_uid;      /* the owner and mode of the directory it is in */
+	mode_t dir_mode;
+};
 
 struct pathglob_ops {
 	/*
@@ -34,11 +46,10 @@ struct pathglob_ops {
 	/* Whether to stop now (the scan's deadline): asked before every name. NULL: never. */
 	bool (*stopped)(void *arg);
 	/*
-	 * A match, name in dirfd, path its whole path. dir_fd is the match opened read-only as a
-	 * directory (its mount entered; the callee closes it), or -1 for anything else, which
-	 * the callee opens with O_NOFOLLOW. Returns 0, or a negative errno that ends the expansion.
+	 * A match: a directory opened (m->fd), or anything else (no link), which the callee opens
+	 * with O_NOFOLLOW. Returns 0, or a negative errno that ends the expansion.
 	 */
-	int (*matched)(void *arg, int dirfd, const char *name, int dir_fd, const char *path);
+	int (*matched)(void *arg, const struct pathglob_match *m);
 	/*
 	 * A name matched but not followed or not read: -ELOOP for a symlink, -EXDEV and -EBUSY
 	 * from enter_mount, else the failed call's -errno. A name that is not there is no match.

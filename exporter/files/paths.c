@@ -483,16 +483,23 @@ static void glob_skipped(void *arg, int err)
 					: files_skip_reason_of(-err));
 }
 
-/* A match: a file (opened O_NOFOLLOW, as a link is not followed) or a directory, walked. */
-static int glob_matched(void *arg, int dirfd, const char *name, int dir_fd, const char *path)
+/*
+ * A match: a directory, walked; a regular file of a directory only root can change, opened
+ * directly as the walk opens one (visit_sealed(): readdir's type is believed there); anything
+ * else opened O_PATH and O_NOFOLLOW, and admitted.
+ */
+static int glob_matched(void *arg, const struct pathglob_match *m)
 {
 	struct files_ctx *ctx = arg;
+	const struct stat dir = { .st_uid = m->dir_uid, .st_mode = m->dir_mode };
 
-	if (dir_fd >= 0)
-		return walk_root_dir(ctx, dir_fd, path);
+	if (m->fd >= 0)
+		return walk_root_dir(ctx, m->fd, m->path);
 	if (!files_charge(ctx))
 		return 0;
-	return visit_path(ctx, dirfd, name, true, NULL, path);
+	if (m->type == DT_REG && dir_sealed(&dir))
+		return visit_sealed(ctx, m->dirfd, m->name, NULL, m->path);
+	return visit_path(ctx, m->dirfd, m->name, true, NULL, m->path);
 }
 
 static const struct pathglob_ops glob_ops = {

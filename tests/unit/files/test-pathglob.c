@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,19 +63,24 @@ static bool rec_stopped(void *arg)
 	return s->stop_after && ++s->stopped_calls >= s->stop_after;
 }
 
-static int rec_matched(void *arg, int dirfd, const char *name, int dir_fd, const char *path)
+static int rec_matched(void *arg, const struct pathglob_match *m)
 {
 	struct seen *s = arg;
-	struct stat st;
+	struct stat st, dir;
 
 	/* the name is there in dirfd, and not followed: what the callee would open O_NOFOLLOW */
-	assert_int_equal(fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(fstatat(m->dirfd, m->name, &st, AT_SYMLINK_NOFOLLOW), 0);
 	assert_false(S_ISLNK(st.st_mode));
+	assert_int_equal(m->type, IFTODT(st.st_mode));
+	/* the directory's owner and mode, for the caller's cheaper path through sealed ones */
+	assert_int_equal(fstat(m->dirfd, &dir), 0);
+	assert_int_equal(m->dir_uid, dir.st_uid);
+	assert_int_equal(m->dir_mode, dir.st_mode);
 	assert_true(s->n_matched < MAX_SEEN);
-	s->matched_dir[s->n_matched] = dir_fd >= 0;
-	s->matched[s->n_matched++] = strdup(path);
-	if (dir_fd >= 0)
-		close(dir_fd);
+	s->matched_dir[s->n_matched] = m->fd >= 0;
+	s->matched[s->n_matched++] = strdup(m->path);
+	if (m->fd >= 0)
+		close(m->fd);
 	return 0;
 }
 
