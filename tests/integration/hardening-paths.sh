@@ -8,7 +8,7 @@
 # atime, the kernel's record of a read, stays put). A directory of many names costs what
 # --collector.cachestat.max-glob-entries allows (the names read counted by strace's getdents64
 # calls), the cut is counted and logged once; the scan's deadline stops a glob that matches
-# nothing. Each case runs --once over a cgroup subtree of its own whose root holds no process:
+# nothing. A FIFO and a device matched in a directory only root can change are never opened. Each case runs --once over a cgroup subtree of its own whose root holds no process:
 # only the configured paths count. Ends with "N passed, N failed, N skipped" (tests/lib/tap.sh).
 set -uo pipefail
 # shellcheck source=tests/integration/lib-hardening.sh
@@ -74,6 +74,25 @@ once prefix
 eq "prefix: a link in the literal prefix is followed" \
 	"$(val "cachestat_file_cached_bytes{cgroup=\"/\",path=\"$work/hstlink/bob/logs/app.log\"}" "$work/prefix.prom")" "$app"
 eq "prefix: and still no link below it" "$(files_of "$work/prefix.prom")" 1
+
+# ==== a match in a directory only root can change: only a regular file is opened ====
+# (the sealed directory's cheaper path believes readdir's type: a FIFO or a device is never
+# opened, inotify's IN_OPEN counts every open but O_PATH's)
+mkdir -p "$work/sealed/x"
+mkfifo "$work/sealed/x/pipe"
+mknod "$work/sealed/x/null" c 1 3
+head -c 8192 /dev/urandom >"$work/sealed/x/real.log"
+"$py" "$hostile/watch_opens.py" "$work/sealed/x/pipe" "$work/sealed/x/null" "$work/sealed.stop" \
+	>"$work/sealed.watch" &
+watcher=$!
+for _ in $(seq 100); do grep -q watching "$work/sealed.watch" && break; sleep 0.05; done
+conf sealed "$work/sealed/*/*"
+once sealed
+touch "$work/sealed.stop"
+wait "$watcher"
+eq "sealed: the regular file is counted" "$(files_of "$work/sealed.prom")" 1
+eq "sealed: the FIFO and the device are never opened" \
+	"$(awk '$1 == "opens" { n += $3 } END { print n + 0 }' "$work/sealed.watch")" 0
 
 # ==== a directory on another mount is judged before it is read ====
 mkdir -p "$h/dave/logs"
