@@ -30,6 +30,7 @@ SUITES = \
 	hard-mounts='tests/integration/hardening-mounts.sh' \
 	hard-limits='tests/integration/hardening-limits.sh' \
 	hard-cgroups='tests/integration/hardening-cgroups.sh' \
+	hard-paths='tests/integration/hardening-paths.sh' \
 	hapair='tests/integration/hapair.sh' \
 	bench-smoke='tests/bench/smoke.sh' \
 	dashboards='dashboards/check.sh' \

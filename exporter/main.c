@@ -594,6 +594,8 @@ static int run_once(struct scan_engine *c, enum format format, size_t max_bytes)
 		log_warn("scan problem\tproblem=%s", snap->problem);
 	if (snap->cap_note)
 		scheduler_log_cap_note(snap->cap_note);
+	if (snap->glob_note)
+		scheduler_log_glob_note(snap);
 	for (size_t i = 0; i < registry_count(); i++)
 		failed |= snap->collectors[i].reported && !snap->collectors[i].success;
 	r = format == FORMAT_JSON ? render_json(stdout, snap, &meta)

@@ -60,5 +60,6 @@ void snapshot_unref(struct snapshot *s)
 	free(s->cgroups);
 	free(s->problem);
 	free(s->cap_note);
+	free(s->glob_note);
 	free(s);
 }

@@ -131,6 +131,10 @@ struct snapshot {
 	uint64_t capped[_SNAP_CAP_MAX]; /* scans a cap left cgroups out of, since start */
 	bool process_capped[_SNAP_PROCESS_CAP_MAX]; /* in this scan */
 	struct snap_cap_note *cap_note; /* set when which caps bit changed since the last scan */
+	/* Scans in which a configured glob stopped at --collector.cachestat.max-glob-entries. */
+	uint64_t globs_capped;
+	char *glob_note;         /* the pattern it cut first, when it starts to cut (for the log) */
+	size_t glob_max_entries; /* the cap, for the log */
 	/* What frees a slot's data (snap_cgroup.data), set by the snapshot's maker (registry.h). */
 	void (*free_data[COLLECTORS_MAX])(void *data);
 	int refs;

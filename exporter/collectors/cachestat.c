@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,10 @@
 #include "scan/render.h"
 #include "scan/skiplog.h"
 #include "base/util.h"
+
+/* Names a configured glob reads at most, per pattern and cgroup: --collector.cachestat.max-glob-entries. */
+#define CACHESTAT_DEFAULT_MAX_GLOB_ENTRIES 100000
+static size_t max_glob_entries = CACHESTAT_DEFAULT_MAX_GLOB_ENTRIES;
 
 struct cachestat_scan {
 	struct collect_scan *scan;
@@ -152,6 +157,7 @@ static int scan_begin(struct collect_scan *scan, size_t idx, void **ret_state)
 		.on_skip = skiplog_enabled() ? files_skipped : NULL,
 		.max_fds_per_process = scan->cfg->max_descriptors_per_process,
 		.max_maps_per_process = scan->cfg->max_mappings_per_process,
+		.glob_max_entries = max_glob_entries,
 	};
 	cs->files.procfs_fd = open(scan->procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cs->files.procfs_fd < 0) {
@@ -294,6 +300,11 @@ static void scan_end(struct collect_scan *scan, void *state)
 	memcpy(scan->snap->skipped, cs->files.skipped, sizeof(scan->snap->skipped));
 	scan->snap->process_capped[SNAP_PROCESS_CAP_FDS] = cs->files.fds_capped;
 	scan->snap->process_capped[SNAP_PROCESS_CAP_MAPS] = cs->files.maps_capped;
+	if (cs->files.glob_capped) {
+		scan->snap->globs_capped = 1;
+		scan->snap->glob_max_entries = max_glob_entries;
+		scan->snap->glob_note = strdup(cs->files.glob_capped); /* NULL: not logged */
+	}
 	if (cs->files.on_skip)
 		skiplog_flush();
 	closep(&cs->files.procfs_fd);
@@ -357,6 +368,29 @@ static void cachestat_json(json_t *o, const struct snap_cgroup *cg, size_t idx)
 	json_object_set_new(o, "files_size_bytes", render_json_u64(sum->files_size));
 }
 
+static int parse_max_glob_entries(const char *arg)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < 1 || v > UINT32_MAX) {
+		fprintf(stderr, "--collector.cachestat.max-glob-entries: want a whole number from 1 to "
+			"%u, not \"%s\"\n", UINT32_MAX, arg);
+		return -EINVAL;
+	}
+	max_glob_entries = (size_t)v;
+	return 0;
+}
+
+static const struct collector_flag flags[] = {
+	{ "collector.cachestat.max-glob-entries", "N",
+	  "names a configured glob reads at most, per pattern and cgroup, matched or not; the "
+	  "matches past it are left out, counted and logged once (default 100000)",
+	  parse_max_glob_entries },
+};
+
 static const struct collector_def cachestat_collector = {
 	.name = "cachestat",
 	.help = "page cache of the files of each cgroup",
@@ -369,5 +403,7 @@ static const struct collector_def cachestat_collector = {
 	.free_cgroup = free,
 	.render_text = cachestat_text,
 	.render_json = cachestat_json,
+	.flags = flags,
+	.n_flags = ELEMENTSOF(flags),
 };
 REGISTER_COLLECTOR(cachestat_collector);

@@ -124,7 +124,7 @@ void files_ctx_done(struct files_ctx *ctx)
  * Whether the scan and this cgroup's share still have time, the clock being read at a cgroup's
  * first file and then every FILES_CLOCK_EVERY; sets timed_out or slice_out when not.
  */
-static bool in_time(struct files_ctx *ctx)
+bool files_in_time(struct files_ctx *ctx)
 {
 	uint64_t now;
 
@@ -143,7 +143,7 @@ static bool in_time(struct files_ctx *ctx)
 
 bool files_charge(struct files_ctx *ctx)
 {
-	if (files_stopped(ctx) || !in_time(ctx))
+	if (files_stopped(ctx) || !files_in_time(ctx))
 		return false;
 	if (ctx->budget == 0) {
 		files_skip(ctx, SKIP_LIMIT);

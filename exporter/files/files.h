@@ -73,6 +73,12 @@ struct files_ctx {
 
 	pid_t pid; /* the process files_scan_pid() is at; 0 for configured paths */
 	/*
+	 * Names a configured glob reads at most, per pattern and cgroup (pathglob.h); 0: no cap.
+	 * glob_capped: the first pattern the cap cut (the config's string), NULL while none.
+	 */
+	size_t glob_max_entries;
+	const char *glob_capped;
+	/*
 	 * Optional: called with every skip counted, err the errno of the refused call (stale where
 	 * the reason is no failed call: not_regular, a budget spent, an inode that changed).
 	 */

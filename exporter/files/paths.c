@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * paths: the files the config names (--collector.cachestat.paths and kin): a file, a directory
- * walked recursively on its own file system without following symlinks, or a glob whose
- * matches are not followed if symlinks. Each file is opened O_PATH (O_NOFOLLOW where it must
+ * walked recursively on its own file system without following symlinks, or a glob, expanded
+ * per component with no symlink followed below its literal prefix (pathglob.h), its matches
+ * visited or walked as they are found. Each file is opened O_PATH (O_NOFOLLOW where it must
  * not lead out) and admitted (admit.h) with no permission step: the operator named it. A
  * directory only root can change is walked on a cheaper path (visit_sealed()).
  */
@@ -12,7 +13,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
@@ -22,6 +22,7 @@
 
 #include "base/util.h"
 #include "files/admit.h"
+#include "files/pathglob.h"
 #include "files/quarantine.h"
 #include "files/source.h"
 #include "parse/config.h"
@@ -342,36 +343,17 @@ static int walk_dir(struct files_ctx *ctx, int fd, const struct walk_root *root,
 }
 
 /*
- * One name from the config, followed if a symlink (the user named it), or a match of a glob,
- * not followed if a symlink: a link planted in a globbed directory must not lead the scan out
- * of it (nofollow).
+ * A directory to walk, open as fd (taken), whose path is name: not on an excluded file system,
+ * and walked on its own.
  */
-static int walk_one_path(struct files_ctx *ctx, const char *name, bool nofollow)
+static int walk_root_dir(struct files_ctx *ctx, int fd, const char *name)
 {
 	struct pathbuf path = { 0 };
 	struct walk_root root;
 	uint64_t mnt_id;
 	struct stat st;
-	int fd, r;
+	int r;
 
-	if ((nofollow ? lstat(name, &st) : stat(name, &st)) < 0) {
-		files_skip(ctx, errno == ENOENT ? SKIP_NOT_FOUND : files_skip_reason_of(errno));
-		return 0;
-	}
-	if (S_ISREG(st.st_mode)) {
-		if (!files_charge(ctx))
-			return 0;
-		return visit_path(ctx, AT_FDCWD, name, nofollow, NULL, name);
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		files_skip(ctx, SKIP_NOT_REGULAR);
-		return 0;
-	}
-	fd = open(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
-	if (fd < 0) {
-		files_skip(ctx, files_skip_reason_of(errno));
-		return 0;
-	}
 	r = files_stat_opath(fd, &st, &mnt_id);
 	if (r < 0 || files_mount_excluded(ctx, -1, mnt_id)) {
 		close(fd);
@@ -391,6 +373,33 @@ static int walk_one_path(struct files_ctx *ctx, const char *name, bool nofollow)
 	r = walk_dir(ctx, fd, &root, &path, 0);
 	free(path.s);
 	return r;
+}
+
+/* One name from the config that is no glob, followed if a symlink: the operator named it. */
+static int walk_one_path(struct files_ctx *ctx, const char *name)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(name, &st) < 0) {
+		files_skip(ctx, errno == ENOENT ? SKIP_NOT_FOUND : files_skip_reason_of(errno));
+		return 0;
+	}
+	if (S_ISREG(st.st_mode)) {
+		if (!files_charge(ctx))
+			return 0;
+		return visit_path(ctx, AT_FDCWD, name, false, NULL, name);
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		files_skip(ctx, SKIP_NOT_REGULAR);
+		return 0;
+	}
+	fd = open(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		files_skip(ctx, files_skip_reason_of(errno));
+		return 0;
+	}
+	return walk_root_dir(ctx, fd, name);
 }
 
 /* Whether a configured path lies on an excluded file system (before anything touches it). */
@@ -429,43 +438,101 @@ static bool path_enter(struct files_ctx *ctx, const char *path, uint64_t *outer)
 	return true;
 }
 
-static int scan_one_path(struct files_ctx *ctx, const char *name, bool nofollow)
+static int scan_one_path(struct files_ctx *ctx, const char *name)
 {
 	uint64_t outer;
 	int r;
 
 	if (files_stopped(ctx) || !path_enter(ctx, name, &outer))
 		return 0;
-	r = walk_one_path(ctx, name, nofollow);
+	r = walk_one_path(ctx, name);
 	quarantine_leave(outer);
 	return r;
 }
 
+/* ---- a glob, expanded per component (pathglob.h) ---- */
+
+static int glob_enter_mount(void *arg, uint64_t mnt_id, uint64_t *ret_token)
+{
+	struct files_ctx *ctx = arg;
+
+	if (files_mount_excluded(ctx, -1, mnt_id))
+		return -EXDEV;
+	if (quarantine_holds(mnt_id))
+		return -EBUSY;
+	*ret_token = quarantine_enter(mnt_id);
+	return 0;
+}
+
+static void glob_leave_mount(void *arg, uint64_t token)
+{
+	(void)arg;
+	quarantine_leave(token);
+}
+
+static bool glob_stopped(void *arg)
+{
+	return !files_in_time(arg);
+}
+
+static void glob_skipped(void *arg, int err)
+{
+	errno = -err; /* for the skip hook */
+	files_skip(arg, err == -EXDEV ? SKIP_FS_TYPE
+			: err == -EBUSY ? SKIP_MOUNT_STUCK
+					: files_skip_reason_of(-err));
+}
+
+/*
+ * A match: a directory, walked; a regular file of a directory only root can change, opened
+ * directly as the walk opens one (visit_sealed(): readdir's type is believed there); anything
+ * else opened O_PATH and O_NOFOLLOW, and admitted.
+ */
+static int glob_matched(void *arg, const struct pathglob_match *m)
+{
+	struct files_ctx *ctx = arg;
+	const struct stat dir = { .st_uid = m->dir_uid, .st_mode = m->dir_mode };
+
+	if (m->fd >= 0)
+		return walk_root_dir(ctx, m->fd, m->path);
+	if (!files_charge(ctx))
+		return 0;
+	if (m->type == DT_REG && dir_sealed(&dir))
+		return visit_sealed(ctx, m->dirfd, m->name, NULL, m->path);
+	return visit_path(ctx, m->dirfd, m->name, true, NULL, m->path);
+}
+
+static const struct pathglob_ops glob_ops = {
+	.enter_mount = glob_enter_mount,
+	.leave_mount = glob_leave_mount,
+	.stopped = glob_stopped,
+	.matched = glob_matched,
+	.skipped = glob_skipped,
+};
+
 int files_scan_path(struct files_ctx *ctx, const char *pattern)
 {
+	struct pathglob g = { .ops = &glob_ops, .arg = ctx, .max_entries = ctx->glob_max_entries };
+	_cleanup_free_ char *prefix = NULL;
 	uint64_t outer;
-	glob_t g;
 	int r;
 
 	ctx->pid = 0;
 	if (!config_path_is_glob(pattern))
-		return scan_one_path(ctx, pattern, false);
-	/* glob() reads the directories it matches in: not on an excluded or stuck file system */
-	if (!path_enter(ctx, pattern, &outer))
-		return 0;
-	r = glob(pattern, GLOB_NOSORT, NULL, &g);
-	quarantine_leave(outer);
-	if (r == GLOB_NOMATCH)
-		return 0;
-	if (r == GLOB_NOSPACE)
+		return scan_one_path(ctx, pattern);
+	/* the prefix is looked up by its name: not on an excluded or stuck file system */
+	prefix = strndup(pattern, pathglob_prefix_len(pattern));
+	if (!prefix)
 		return -ENOMEM;
-	if (r != 0) {
+	if (files_stopped(ctx) || !path_enter(ctx, prefix, &outer))
+		return 0;
+	r = pathglob_expand(&g, pattern);
+	quarantine_leave(outer);
+	if (g.capped && !ctx->glob_capped)
+		ctx->glob_capped = pattern;
+	if (r == -EINVAL) {
 		files_skip(ctx, SKIP_ERROR);
 		return 0;
 	}
-	r = 0;
-	for (size_t i = 0; i < g.gl_pathc && r >= 0 && !files_stopped(ctx); i++)
-		r = scan_one_path(ctx, g.gl_pathv[i], true);
-	globfree(&g);
 	return r;
 }

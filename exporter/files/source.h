@@ -32,6 +32,12 @@ void files_skip(struct files_ctx *ctx, enum skip_reason r);
 enum skip_reason files_skip_reason_of(int err);
 
 /*
+ * Whether the scan and this cgroup's share still have time, the clock read at a cgroup's first
+ * call and then every few; sets ctx->timed_out or slice_out when not.
+ */
+bool files_in_time(struct files_ctx *ctx);
+
+/*
  * Charges one descriptor, mapping or file to the cgroup's budget, every duplicate included
  * (each costs system calls), and checks the time: false when the cgroup may look at no more
  * (over the budget: counted as a limit skip).

@@ -143,6 +143,16 @@ static int parse_limits(json_t *lim, struct config *c, const char *source, char 
 	return 0;
 }
 
+/* The non-empty components of a path: 3 for "/a//b/c/". */
+static size_t path_components(const char *path)
+{
+	size_t n = 0;
+
+	for (const char *c = path; *c; c++)
+		n += *c != '/' && (c == path || c[-1] == '/');
+	return n;
+}
+
 static int parse_cgroup(json_t *e, size_t idx, struct config_cgroup *ret, const char *source,
 			char **ret_error)
 {
@@ -180,6 +190,13 @@ static int parse_cgroup(json_t *e, size_t idx, struct config_cgroup *ret, const 
 		if (strlen(json_string_value(p)) != json_string_length(p))
 			return fail(ret_error, source, "%s.paths[%zu]: contains a NUL byte", where,
 				    j);
+		if (json_string_length(p) >= PATH_MAX)
+			return fail(ret_error, source, "%s.paths[%zu]: longer than %d bytes", where,
+				    j, PATH_MAX - 1);
+		if (config_path_is_glob(json_string_value(p)) &&
+		    path_components(json_string_value(p)) > CONFIG_MAX_GLOB_COMPONENTS)
+			return fail(ret_error, source, "%s.paths[%zu]: a glob of more than %d components",
+				    where, j, CONFIG_MAX_GLOB_COMPONENTS);
 		ret->paths[j] = strdup(json_string_value(p));
 		if (!ret->paths[j])
 			return -ENOMEM;

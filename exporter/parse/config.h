@@ -35,6 +35,8 @@ struct config {
 #define CONFIG_DEFAULT_MAX_DESCRIPTORS_PER_PROCESS 100000
 #define CONFIG_DEFAULT_MAX_MAPPINGS_PER_PROCESS 100000
 #define CONFIG_DEFAULT_MAX_SCAN_SECONDS 10.0
+/* Components of a glob in paths at most: its expansion holds a directory open for each. */
+#define CONFIG_MAX_GLOB_COMPONENTS 64
 
 /* A config with every default and no paths. NULL on ENOMEM. */
 struct config *config_new_default(void);

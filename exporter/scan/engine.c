@@ -37,6 +37,8 @@ struct scan_engine {
 	uint64_t skipped[_SKIP_MAX]; /* cumulative; under lock */
 	uint64_t capped[_SNAP_CAP_MAX]; /* cumulative; under lock */
 	struct snap_cap_note *cap_note; /* the last scan's, to log only a change; under lock */
+	uint64_t globs_capped;          /* cumulative; under lock */
+	bool glob_cutting;              /* the last scan's glob cap cut a pattern; under lock */
 };
 
 static void config_ref_drop(struct config_ref *r)
@@ -457,6 +459,20 @@ static void cap_note_changed(struct scan_engine *c, struct snapshot *snap)
 	}
 }
 
+/* Under lock: the glob cap's counter, and its note kept only when it starts to cut (logged once). */
+static void glob_note_changed(struct scan_engine *c, struct snapshot *snap)
+{
+	bool cutting = snap->globs_capped > 0;
+
+	c->globs_capped += snap->globs_capped;
+	snap->globs_capped = c->globs_capped;
+	if (c->glob_cutting) {
+		free(snap->glob_note);
+		snap->glob_note = NULL;
+	}
+	c->glob_cutting = cutting;
+}
+
 int scan_engine_run(struct scan_engine *c, struct snapshot **ret)
 {
 	struct dircache *dircache; /* one scan at a time has it: a scan left behind keeps it */
@@ -489,6 +505,7 @@ int scan_engine_run(struct scan_engine *c, struct snapshot **ret)
 			snap->capped[i] = c->capped[i];
 		}
 		cap_note_changed(c, snap);
+		glob_note_changed(c, snap);
 	}
 	pthread_mutex_unlock(&c->lock);
 	dircache_free(dircache); /* a newer scan's came back first */

@@ -149,6 +149,10 @@ static void render_capped(FILE *out, const struct snapshot *s, uint64_t cut)
 	for (int c = 0; c < _SNAP_CAP_MAX; c++)
 		fprintf(out, "cachestat_scan_cgroups_capped_total{cap=\"%s\"} %" PRIu64 "\n", caps[c],
 			s->capped[c]);
+	render_family(out, "cachestat_scan_globs_capped_total", "counter",
+		      "Scans in which a configured glob stopped at --collector.cachestat.max-glob-entries "
+		      "names read (its further matches left out), since the exporter started.");
+	render_sample(out, "cachestat_scan_globs_capped_total", s->globs_capped);
 	render_family(out, "cachestat_scrape_body_truncated_total", "counter",
 		      "Bodies cut at --web.max-body-bytes (the series past it left out), since the "
 		      "exporter started.");

@@ -143,6 +143,12 @@ void scheduler_log_cap_note(const struct snap_cap_note *n)
 			 n->process[SNAP_PROCESS_CAP_MAPS] ? "true" : "false");
 }
 
+void scheduler_log_glob_note(const struct snapshot *snap)
+{
+	log_warn("a configured glob stopped at its cap: its further matches are left out"
+		 "\tmax_glob_entries=%zu\tpattern=%s", snap->glob_max_entries, snap->glob_note);
+}
+
 static void *scanner(void *arg)
 {
 	struct scan_job *j = arg;
@@ -157,6 +163,8 @@ static void *scanner(void *arg)
 		/* a change of which cgroup caps bite: once, not every scan */
 		if (snap->cap_note)
 			scheduler_log_cap_note(snap->cap_note);
+		if (snap->glob_note)
+			scheduler_log_glob_note(snap);
 		pthread_mutex_lock(&s->lock);
 		max_body = s->max_body_bytes;
 		pthread_mutex_unlock(&s->lock);

@@ -14,7 +14,8 @@
 # Then files on overlayfs, reported apart: one cgroup's files read through an overlay whose
 # lower layer is that cgroup's directory, against the floor over the same (real) files.
 # BENCH_BASELINE=/path/to/another/cachestat_exporter adds its --once and scrape rows to the same
-# rounds, to compare two builds under the same load.
+# rounds, to compare two builds under the same load. BENCH_PATHS=glob names each configured
+# directory's files by a glob (DIR/*), expanded by the exporter, instead of walking it.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,6 +27,8 @@ small_per_cgroup=$((10 * per_dir)) large_per_cgroup=10 held_small=$((10 * per_di
 small_max=8192 large_size=$((${BENCH_LARGE_MIB:-8} << 20))
 runs=${BENCH_RUNS:-7}
 base_bin=${BENCH_BASELINE:-}
+glob=
+[ "${BENCH_PATHS:-walk}" = glob ] && glob='/*'
 
 [ "$(id -u)" -eq 0 ] || { echo "bench-exporter: needs root (cgroups)" >&2; exit 1; }
 for t in vmtouch fincore python3 curl; do
@@ -99,9 +102,9 @@ config=$work/config.json
 	for c in $(seq 0 $((n_cgroups - 1))); do
 		sep=,
 		[ "$c" -eq $((n_cgroups - 1)) ] && sep=
-		echo "  { \"match\": \"/s$c\", \"paths\": [\"$tree/cg$c/large\", \"$tree/cg$c/d09\"] },"
+		echo "  { \"match\": \"/s$c\", \"paths\": [\"$tree/cg$c/large$glob\", \"$tree/cg$c/d09$glob\"] },"
 		for k in $(seq 0 $((leaves - 1))); do
-			echo "  { \"match\": \"/s$c/l$k\", \"paths\": [\"$tree/cg$c/d0$k\"] },"
+			echo "  { \"match\": \"/s$c/l$k\", \"paths\": [\"$tree/cg$c/d0$k$glob\"] },"
 		done | sed '$ s/,$//'
 		echo "$sep"
 	done
@@ -210,7 +213,7 @@ row() { # row LABEL COMMAND NAME
 }
 
 echo
-echo "exporter benchmark: $n_files files ($((n_cgroups * small_per_cgroup)) small up to $small_max B, $((n_cgroups * large_per_cgroup)) of $((large_size >> 20)) MiB) over a 3-level tree of $((n_cgroups * (leaves + 1))) cgroups ($n_cgroups slices of $leaves leaves), all cached; $runs interleaved rounds; kernel $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "exporter benchmark: $n_files files ($((n_cgroups * small_per_cgroup)) small up to $small_max B, $((n_cgroups * large_per_cgroup)) of $((large_size >> 20)) MiB) over a 3-level tree of $((n_cgroups * (leaves + 1))) cgroups ($n_cgroups slices of $leaves leaves), all cached; paths ${BENCH_PATHS:-walk}ed; $runs interleaved rounds; kernel $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "exporter counted $ex_files files, $ex_cached bytes cached in the root's subtree (each inode once); the per-cgroup gauges summed: $sum_cached bytes (the held large files twice); floor $floor_cached bytes over its list (the exporter adds the holders' own mapped files)"
 echo "subtree union: at most $inserts set insertions (per-cgroup files x (depth + 1)); its cost is the once row minus the --no-collector.subtree row"
 echo

@@ -139,6 +139,10 @@ static void test_bad_values(void **state)
 	expect_error("{\"cgroups\": [{\"match\": \"/a\", \"paths\": \"/x\"}]}",
 		     "cgroups[0].paths: must be an array");
 	expect_error("{\"per_file_top\": 1, \"per_file_top\": 2}", "duplicate");
+	expect_error("{\"cgroups\": [{\"match\": \"/a\", \"paths\": [\"/*"
+		     "/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a"
+		     "/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a\"]}]}",
+		     "cgroups[0].paths[0]: a glob of more than 64 components");
 }
 
 static void test_not_json(void **state)
