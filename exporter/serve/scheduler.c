@@ -3,6 +3,8 @@
 #include "serve/scheduler.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include <zlib.h>
 
 #include "base/log.h"
+#include "scan/skiplog.h"
 #include "base/util.h"
 
 struct scheduler {
@@ -135,6 +138,20 @@ void scheduler_log_cap_note(const struct snap_cap_note *n)
 		 n->max_cgroups, n->max_per_owner, n->node ? "true" : "false", n->owners_cut, n->uids);
 }
 
+void scheduler_warn_no_access(const struct snapshot *snap)
+{
+	static atomic_bool warned;
+	char names[3 * 260];
+
+	if (snap->skipped[SKIP_NO_ACCESS] == 0 || atomic_exchange(&warned, true))
+		return;
+	skiplog_no_access_names(names, sizeof(names));
+	log_warn("files skipped: without the privileges to read them, their cached bytes count as 0;"
+		 " run as root (the daemon keeps only CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH and drops"
+		 " to --security.user) or as the systemd unit does\tcount=%" PRIu64 "\tfirst=%s",
+		 snap->skipped[SKIP_NO_ACCESS], names[0] ? names : "-");
+}
+
 static void *scanner(void *arg)
 {
 	struct scan_job *j = arg;
@@ -149,6 +166,7 @@ static void *scanner(void *arg)
 		/* a change of which cgroup caps bite: once, not every scan */
 		if (snap->cap_note)
 			scheduler_log_cap_note(snap->cap_note);
+		scheduler_warn_no_access(snap);
 		pthread_mutex_lock(&s->lock);
 		max_body = s->max_body_bytes;
 		pthread_mutex_unlock(&s->lock);
