@@ -31,6 +31,7 @@ SUITES = \
 	hard-limits='tests/integration/hardening-limits.sh' \
 	hard-cgroups='tests/integration/hardening-cgroups.sh' \
 	hard-paths='tests/integration/hardening-paths.sh' \
+	operator-errors='tests/integration/operator-errors.sh' \
 	hapair='tests/integration/hapair.sh' \
 	bench-smoke='tests/bench/smoke.sh' \
 	dashboards='dashboards/check.sh' \

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
+#include <regex.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -444,10 +446,55 @@ static int parse_flag(int c, const char *arg, struct args *a)
 	if (r == -ENOENT && c >= OPT_COLLECTOR_FLAG && registry_flag((size_t)(c - OPT_COLLECTOR_FLAG)))
 		r = registry_flag((size_t)(c - OPT_COLLECTOR_FLAG))->parse(arg);
 	if (r == -ENOENT) {
-		usage(stderr);
+		fprintf(stderr, "unknown flag; see --help\n");
 		return -EINVAL;
 	}
 	return r;
+}
+
+/* --collector.cachestat.fs-types-exclude compiles, as the collectors will compile it. */
+static int check_fs_types_exclude(const char *regex)
+{
+	char why[128];
+	regex_t re;
+	int r;
+
+	if (!regex || !*regex)
+		return 0;
+	r = regcomp(&re, regex, REG_EXTENDED | REG_NOSUB);
+	if (r == 0) {
+		regfree(&re);
+		return 0;
+	}
+	regerror(r, &re, why, sizeof(why));
+	fprintf(stderr, "--collector.cachestat.fs-types-exclude: \"%s\" is not an extended regular expression: %s\n",
+		regex, why);
+	return -EINVAL;
+}
+
+/*
+ * A --path.cgroupfs that names a directory must be a cgroup tree (its cgroup.procs there): a
+ * wrong path would serve an empty scrape that looks like an idle node.
+ */
+static int check_cgroupfs(const struct args *a)
+{
+	char procs[PATH_MAX];
+	struct stat st;
+
+	if (!a->cgroupfs_given || a->cgroupfs[0] != '/')
+		return 0; /* a keyword (memory_hierarchy) or the default, chosen at start */
+	if (stat(a->cgroupfs, &st) < 0) {
+		fprintf(stderr, "--path.cgroupfs=%s: %s; the cgroup mount is usually /sys/fs/cgroup (see /proc/mounts)\n",
+			a->cgroupfs, strerror(errno));
+		return -EINVAL;
+	}
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", a->cgroupfs);
+	if (!S_ISDIR(st.st_mode) || access(procs, F_OK) < 0) {
+		fprintf(stderr, "--path.cgroupfs=%s: not a cgroup directory (no cgroup.procs in it); the cgroup mount is usually /sys/fs/cgroup (see /proc/mounts)\n",
+			a->cgroupfs);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* What no single flag can tell. */
@@ -463,6 +510,8 @@ static int check_args(int argc, char **argv, struct args *a)
 	}
 	if (a->n_listen == 0)
 		a->listen[a->n_listen++] = DEFAULT_LISTEN;
+	if (check_fs_types_exclude(a->fs_types_exclude) < 0 || check_cgroupfs(a) < 0)
+		return -EINVAL;
 	return 0;
 }
 
@@ -475,7 +524,13 @@ static int parse_args(int argc, char **argv, struct args *a)
 	a->listen = calloc((size_t)argc + 1, sizeof(*a->listen));
 	if (!a->listen)
 		return -ENOMEM;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	opterr = 0; /* one line of ours: getopt's and the whole usage would flood a journal */
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (c == '?' || c == ':') {
+			fprintf(stderr, "%s: %s; see --help\n", argv[optind - 1],
+				c == ':' ? "this flag needs a value" : "unknown flag");
+			return -EINVAL;
+		}
 		r = parse_flag(c, optarg, a);
 		if (r != 0)
 			return r;
@@ -558,6 +613,31 @@ static int http_process_filter(void *userdata)
 	return r;
 }
 
+/*
+ * Mistakes that leave a config entry doing nothing, at load: a match that no cgroup label can
+ * meet (every label starts with "/"), a path that is not there (a glob may match nothing yet).
+ * Warnings, not errors: a path may appear later, and the rest of the config works.
+ */
+static void warn_config(const struct config *cfg, const char *file)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < cfg->n_cgroups; i++) {
+		const struct config_cgroup *g = &cfg->cgroups[i];
+
+		/* FNM_PATHNAME: only a literal "/" meets a label's first "/" */
+		if (g->match[0] != '/')
+			log_warn("config: this match cannot meet any cgroup: labels start with \"/\""
+				 "\tfile=%s\tkey=cgroups[%zu].match\tmatch=%s\tdid_you_mean=/%s",
+				 file, i, g->match, g->match);
+		for (size_t j = 0; j < g->n_paths; j++)
+			if (!config_path_is_glob(g->paths[j]) && stat(g->paths[j], &st) < 0)
+				log_warn("config: a path that cannot be read counts nothing"
+					 "\tfile=%s\tkey=cgroups[%zu].paths[%zu]\tpath=%s\terr=%s",
+					 file, i, j, g->paths[j], strerror(errno));
+	}
+}
+
 /* Loads the config (the defaults without a path); *ret_error says why not (caller frees). */
 static int load_config(const char *path, struct config **ret, char **ret_error)
 {
@@ -571,6 +651,8 @@ static int load_config(const char *path, struct config **ret, char **ret_error)
 	r = config_load(path, ret, ret_error);
 	if (r < 0 && !*ret_error && asprintf(ret_error, "%s: %s", path, strerror(-r)) < 0)
 		*ret_error = NULL;
+	if (r == 0)
+		warn_config(*ret, path);
 	return r;
 }
 
@@ -596,6 +678,7 @@ static int run_once(struct scan_engine *c, enum format format, size_t max_bytes)
 		scheduler_log_cap_note(snap->cap_note);
 	if (snap->glob_note)
 		scheduler_log_glob_note(snap);
+	scheduler_warn_no_access(snap);
 	for (size_t i = 0; i < registry_count(); i++)
 		failed |= snap->collectors[i].reported && !snap->collectors[i].success;
 	r = format == FORMAT_JSON ? render_json(stdout, snap, &meta)
@@ -710,6 +793,8 @@ static int resolve_cgroup_root(struct args *a, struct collector_options *co)
  */
 static void log_skip(const struct skiplog_event *ev, uint64_t suppressed)
 {
+	if (!log_enabled(LOG_LEVEL_DEBUG))
+		return;
 	if (ev->summary) {
 		log_debug("more files skipped than logged in this scan\treason=%s\tsuppressed=%" PRIu64,
 			  skip_reason_name(ev->reason), suppressed);
@@ -782,8 +867,7 @@ static int make_collector(struct args *a, struct scan_engine **ret)
 		return r;
 	memcpy(co.enable, a->enable, sizeof(co.enable));
 	log_budget(a, cfg);
-	if (log_enabled(LOG_LEVEL_DEBUG))
-		skiplog_set_sink(log_skip);
+	skiplog_set_sink(log_skip); /* the first no_access names, for the warning, at any level */
 	r = scan_engine_new(&co, &pc, TAKE_PTR(cfg), ret);
 	if (r < 0)
 		log_error("cannot set up the collector\terr=%s", strerror(-r));

@@ -233,7 +233,63 @@ class Report:
             print("PASS: %s" % what)
 
 
+README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
+
+
+def readme_rows(path=README):
+    """The rows the README lists under "Panels, top to bottom:", in its order."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    part = text.split("Panels, top to bottom:", 1)[1].split("\n\n", 2)[1]
+    return re.findall(r"^- \*\*(.+?)\*\*", part, re.M)
+
+
+def layout_problems(dash, readme=None):
+    """Grafana lays a dashboard out by gridPos, not by the list: panels that overlap, a panel
+    above its row or at the next row's height, rows out of the README's order."""
+    problems = []
+    top = dash.get("panels", [])
+    boxes = []
+    for p in top:
+        g = p.get("gridPos") or {}
+        if not all(isinstance(g.get(k), int) for k in ("x", "y", "w", "h")):
+            problems.append("panel %r: no complete gridPos" % p.get("title"))
+            continue
+        if g["x"] < 0 or g["w"] < 1 or g["x"] + g["w"] > 24:
+            problems.append("panel %r: outside the 24 columns (x %d, w %d)" % (p.get("title"), g["x"], g["w"]))
+        boxes.append((p, g))
+    for i, (a, ga) in enumerate(boxes):
+        for b, gb in boxes[i + 1:]:
+            if (ga["x"] < gb["x"] + gb["w"] and gb["x"] < ga["x"] + ga["w"] and
+                    ga["y"] < gb["y"] + gb["h"] and gb["y"] < ga["y"] + ga["h"]):
+                problems.append("panels %r and %r overlap (at x %d, y %d and x %d, y %d)" %
+                                (a.get("title"), b.get("title"), ga["x"], ga["y"], gb["x"], gb["y"]))
+    # each panel lies below the row listed before it and above the row listed after it
+    for i, (p, g) in enumerate(boxes):
+        if p.get("type") == "row":
+            continue
+        before = [rg for rp, rg in boxes[:i] if rp.get("type") == "row"]
+        after = [(rp, rg) for rp, rg in boxes[i + 1:] if rp.get("type") == "row"]
+        if before and g["y"] < before[-1]["y"] + before[-1]["h"]:
+            problems.append("panel %r (y %d) is above its row (y %d)" % (p.get("title"), g["y"], before[-1]["y"]))
+        if after and g["y"] + g["h"] > after[0][1]["y"]:
+            problems.append("panel %r (y %d, h %d) reaches into the next row %r (y %d)" %
+                            (p.get("title"), g["y"], g["h"], after[0][0].get("title"), after[0][1]["y"]))
+    rows = [(p, g) for p, g in boxes if p.get("type") == "row"]
+    if [g["y"] for _, g in rows] != sorted(g["y"] for _, g in rows) or \
+            len({g["y"] for _, g in rows}) != len(rows):
+        problems.append("rows are not listed top to bottom at distinct heights: %s" %
+                        ", ".join("%r at y %d" % (p.get("title"), g["y"]) for p, g in rows))
+    if readme is not None:
+        titles = [p.get("title") for p, _ in sorted(rows, key=lambda r: r[1]["y"])]
+        if titles != readme:
+            problems.append("rows top to bottom are %s; the README lists %s" % (titles, readme))
+    return problems
+
+
 def lint(dash, report):
+    report.check("the layout: no panels overlap, each lies within its row, rows in the README's order",
+                 layout_problems(dash, readme_rows()))
     report.check("dashboard schemaVersion is %d" % SCHEMA_VERSION,
                  [] if dash.get("schemaVersion") == SCHEMA_VERSION
                  else ["schemaVersion is %r" % dash.get("schemaVersion")])
@@ -520,6 +576,8 @@ def _replace_expr(dash, old, new):
 
 
 MUTATIONS = {
+    "panel-overlap": lambda d: d["panels"][2]["gridPos"].update(x=6),
+    "panel-outside-row": lambda d: d["panels"][-1]["gridPos"].update(y=0),
     "schema-version": lambda d: d.update(schemaVersion=38),
     "uid": lambda d: d.update(uid="cachestat-exporter-copy"),
     "no-description": lambda d: first_panel(d).pop("description"),

@@ -80,6 +80,19 @@ static int parse_u64(const char *flag, const char *arg, uint64_t max, uint64_t *
 	return 0;
 }
 
+/*
+ * A refresh not shorter than the window is refused when the flags are read, whichever of the
+ * two comes first: a file silenced for a whole window would expire between two events.
+ */
+static int check_refresh_window(void)
+{
+	if (refresh_seconds <= 0 || (uint64_t)(refresh_seconds * 1e9) < options.limits.window_ns)
+		return 0;
+	fprintf(stderr, "--collector.fanotify.refresh=%g must be shorter than --collector.fanotify.window (%g s)\n",
+		refresh_seconds, (double)options.limits.window_ns / 1e9);
+	return -EINVAL;
+}
+
 static int parse_window(const char *arg)
 {
 	char *end;
@@ -92,7 +105,7 @@ static int parse_window(const char *arg)
 		return -EINVAL;
 	}
 	options.limits.window_ns = (uint64_t)(v * 1e9);
-	return 0;
+	return check_refresh_window();
 }
 
 static int parse_refresh(const char *arg)
@@ -108,7 +121,7 @@ static int parse_refresh(const char *arg)
 		return -EINVAL;
 	}
 	refresh_seconds = v;
-	return 0;
+	return check_refresh_window();
 }
 
 static int parse_max_files(const char *arg)

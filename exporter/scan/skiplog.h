@@ -38,3 +38,9 @@ void skiplog_note(const struct skiplog_event *ev);
 
 /* At the end of a scan: per reason, the lines suppressed since its last one (a summary event). */
 void skiplog_flush(void);
+
+/* How many names of files skipped as no_access skiplog_note() keeps (the first ones). */
+#define SKIPLOG_NO_ACCESS_NAMES 3
+
+/* The first files skipped as no_access, comma-separated, into buf ("" when none). */
+void skiplog_no_access_names(char *buf, size_t len);

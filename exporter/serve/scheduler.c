@@ -3,6 +3,8 @@
 #include "serve/scheduler.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include <zlib.h>
 
 #include "base/log.h"
+#include "scan/skiplog.h"
 #include "base/util.h"
 
 struct scheduler {
@@ -149,6 +152,20 @@ void scheduler_log_glob_note(const struct snapshot *snap)
 		 "\tmax_glob_entries=%zu\tpattern=%s", snap->glob_max_entries, snap->glob_note);
 }
 
+void scheduler_warn_no_access(const struct snapshot *snap)
+{
+	static atomic_bool warned;
+	char names[3 * 260];
+
+	if (snap->skipped[SKIP_NO_ACCESS] == 0 || atomic_exchange(&warned, true))
+		return;
+	skiplog_no_access_names(names, sizeof(names));
+	log_warn("files skipped: without the privileges to read them, their cached bytes count as 0;"
+		 " run as root (the daemon keeps only CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH and drops"
+		 " to --security.user) or as the systemd unit does\tcount=%" PRIu64 "\tfirst=%s",
+		 snap->skipped[SKIP_NO_ACCESS], names[0] ? names : "-");
+}
+
 static void *scanner(void *arg)
 {
 	struct scan_job *j = arg;
@@ -165,6 +182,7 @@ static void *scanner(void *arg)
 			scheduler_log_cap_note(snap->cap_note);
 		if (snap->glob_note)
 			scheduler_log_glob_note(snap);
+		scheduler_warn_no_access(snap);
 		pthread_mutex_lock(&s->lock);
 		max_body = s->max_body_bytes;
 		pthread_mutex_unlock(&s->lock);

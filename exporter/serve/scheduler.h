@@ -73,6 +73,8 @@ void scheduler_log_cap_note(const struct snap_cap_note *n);
 
 /* Logs that the glob cap started to cut a pattern (snapshot.glob_note, set only then). */
 void scheduler_log_glob_note(const struct snapshot *snap);
+/* Once per process: the files a scan skipped for want of privileges, and what to run instead. */
+void scheduler_warn_no_access(const struct snapshot *snap);
 
 /* A body's bytes at most (RENDER_DEFAULT_MAX_BYTES until set). */
 void scheduler_set_max_body_bytes(struct scheduler *s, size_t bytes);

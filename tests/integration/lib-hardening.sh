@@ -45,7 +45,7 @@ trap 'exit 1' INT TERM
 cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 if [ -z "$cg2" ]; then
 	cg2=$work/cgroupfs
-	mkdir "$cg2"
+	mkdir "$cg2" && touch "$cg2/cgroup.procs" # a cgroup directory, as --path.cgroupfs checks
 fi
 
 port=$(pick_port) || { fail "no free port"; finish; }
