@@ -57,7 +57,9 @@ if start_exporter --web.config.file="$work/tls.yml"; then
 	grep -q '^cachestat_build_info' "$work/tls.prom" && pass "TLS: the metrics come through" ||
 		fail "TLS: no metrics"
 	eq "TLS: a client that does not trust the CA" "$(code "$tbase/metrics")" 000
-	eq "TLS: plain HTTP to the TLS port" "$(code "$base/metrics")" 000
+	eq "TLS: plain HTTP to the TLS port gets a 400" "$(code "$base/metrics")" 400
+	curl -s "$base/metrics" | grep -q 'HTTP request to an HTTPS server' &&
+		pass "TLS: the 400 says the server speaks HTTPS" || fail "TLS: the 400 does not say why"
 	# TLS 1.1 is below the default min_version (TLS12)
 	eq "TLS: TLS 1.1 refused" "$(code --cacert "$certs/ca.crt" --tlsv1.1 --tls-max 1.1 "$tbase/metrics")" 000
 
