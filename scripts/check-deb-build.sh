@@ -58,7 +58,7 @@ else
 fi
 deb=$(find "$root/var/tmp/cachestat_exporter/deb" -maxdepth 1 -name 'cachestat-exporter_*.deb' 2>/dev/null | head -n 1)
 check "a .deb came out ($(basename "${deb:-none}"))" test -n "$deb"
-[ -n "$deb" ] && check "it holds the binary" sh -c "dpkg-deb -c '$deb' | grep -q '/usr/bin/cachestat_exporter\$'"
+[ -n "$deb" ] && check "it holds the binary" sh -c "dpkg-deb -c '$deb' 2>/dev/null | grep -c '/usr/bin/cachestat_exporter\$' >/dev/null"
 
 # no more than make deb's lists: none of the other targets' packages
 in_root dpkg-query -W -f '${Package}\n' | sort >"$root/tmp/after"

@@ -3,8 +3,9 @@
 """The tables of the docs against the exporter itself (scripts/check-docs.sh runs it).
 
 Usage: check-docs-tables.py TOP HELP_FILE ONCE_FILE, HELP_FILE holding `cachestat_exporter
---help` and ONCE_FILE the text of a real scan (`--once`). Prints one "ok - " or "not ok - " line
-per check: the collectors of exporter/README.md's flag table against --help, its metric table
+--help` and ONCE_FILE the text of a real scan (`--once`); or check-docs-tables.py --run TOP,
+which runs TOP/exporter/cachestat_exporter for both (the scan on the first cgroup2 mount). Prints one "ok - " or "not ok - " line
+per check (exit status 1 when one fails): the collectors of exporter/README.md's flag table against --help, its metric table
 against docs/metrics.md and the scan, its log sample's source lines against exporter/main.c,
 the HELP of cachestat_syscall_info against the ABI names of base/pagecache.c, and the per-file
 default the Markdown files state against --help.
@@ -12,6 +13,7 @@ default the Markdown files state against --help.
 import glob
 import os
 import re
+import subprocess
 import sys
 
 
@@ -24,14 +26,33 @@ def expand(name):
             for x in expand(name[:m.start()] + alt + name[m.end():])]
 
 
+failed = 0
+
+
 def result(ok, what, detail):
+    global failed
+    failed += 0 if ok else 1
     print(("ok - " if ok else "not ok - ") + what + " (" + (detail or "none") + ")")
 
 
+def exporter_output(top):
+    """--help and a --once scan of the built exporter."""
+    exe = os.path.join(top, "exporter/cachestat_exporter")
+    cg2 = next((l.split()[1] for l in open("/proc/mounts") if l.split()[2] == "cgroup2"), None)
+    helptext = subprocess.run([exe, "--help"], capture_output=True, text=True).stdout
+    once = subprocess.run([exe, "--once", "--path.cgroupfs=" + (cg2 or "/sys/fs/cgroup")],
+                          capture_output=True, text=True, timeout=120).stdout
+    return helptext, once
+
+
 def main():
-    top, help_file, once_file = sys.argv[1:4]
-    helptext = open(help_file).read()
-    once = open(once_file).read()
+    if sys.argv[1] == "--run":
+        top = sys.argv[2]
+        helptext, once = exporter_output(top)
+    else:
+        top, help_file, once_file = sys.argv[1:4]
+        helptext = open(help_file).read()
+        once = open(once_file).read()
     readme = open(os.path.join(top, "exporter/README.md")).read()
     metrics_md = open(os.path.join(top, "docs/metrics.md")).read()
 
@@ -89,3 +110,4 @@ def main():
 
 
 main()
+sys.exit(1 if failed else 0)

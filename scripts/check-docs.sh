@@ -77,7 +77,7 @@ if make -s -C exporter cachestat_exporter >/dev/null 2>"$work/build.err"; then
 			"ok - "*) pass "${line#ok - }" ;;
 			*) fail "${line#not ok - }" ;;
 			esac
-		done < <(scripts/check-docs-tables.py . "$work/help" "$work/once")
+		done < <(scripts/check-docs-tables.py . "$work/help" "$work/once" || true)
 	else
 		skip "the tables against a real scan" "no cgroup2 mount, or --once printed nothing"
 	fi

@@ -11,6 +11,13 @@ set -uo pipefail
 # shellcheck source=tests/integration/lib-hardening.sh
 . "$(dirname "$0")/lib-hardening.sh"
 
+# a cgroup of its own to walk, so that the scans stay short whatever else the host runs
+if [ -w "$cg2" ] && mkdir "$cg2/cse-operable-$$" 2>/dev/null; then
+	own_cg=$cg2/cse-operable-$$
+	cg2=$own_cg
+	trap 'rmdir "$own_cg" 2>/dev/null; hardening_cleanup' EXIT
+fi
+
 # a self-signed certificate for 127.0.0.1, made at test time
 certs=$work/certs
 mkdir "$certs"
