@@ -4,7 +4,7 @@
 
 Usage: check-docs-tables.py TOP HELP_FILE ONCE_FILE, HELP_FILE holding `cachestat_exporter
 --help` and ONCE_FILE the text of a real scan (`--once`); or check-docs-tables.py --run TOP,
-which runs TOP/exporter/cachestat_exporter for both (the scan on the first cgroup2 mount). Prints one "ok - " or "not ok - " line
+which runs TOP/exporter/cachestat_exporter for both (the scan of a cgroup it makes). Prints one "ok - " or "not ok - " line
 per check (exit status 1 when one fails): the collectors of exporter/README.md's flag table against --help, its metric table
 against docs/metrics.md and the scan, its log sample's source lines against exporter/main.c,
 the HELP of cachestat_syscall_info against the ABI names of base/pagecache.c, and the per-file
@@ -36,12 +36,23 @@ def result(ok, what, detail):
 
 
 def exporter_output(top):
-    """--help and a --once scan of the built exporter."""
+    """--help and a --once scan of the built exporter: of a cgroup of its own where it may make
+    one (the scan stays short whatever the host runs), else of the whole cgroup2 tree."""
     exe = os.path.join(top, "exporter/cachestat_exporter")
-    cg2 = next((l.split()[1] for l in open("/proc/mounts") if l.split()[2] == "cgroup2"), None)
-    helptext = subprocess.run([exe, "--help"], capture_output=True, text=True).stdout
-    once = subprocess.run([exe, "--once", "--path.cgroupfs=" + (cg2 or "/sys/fs/cgroup")],
-                          capture_output=True, text=True, timeout=120).stdout
+    cg2 = next((l.split()[1] for l in open("/proc/mounts") if l.split()[2] == "cgroup2"),
+               "/sys/fs/cgroup")
+    own = os.path.join(cg2, "cse-docs-%d" % os.getpid())
+    try:
+        os.mkdir(own)
+    except OSError:
+        own = None
+    try:
+        helptext = subprocess.run([exe, "--help"], capture_output=True, text=True).stdout
+        once = subprocess.run([exe, "--once", "--path.cgroupfs=" + (own or cg2)],
+                              capture_output=True, text=True, timeout=300).stdout
+    finally:
+        if own:
+            os.rmdir(own)
     return helptext, once
 
 
