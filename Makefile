@@ -32,6 +32,7 @@ SUITES = \
 	hard-cgroups='tests/integration/hardening-cgroups.sh' \
 	hard-paths='tests/integration/hardening-paths.sh' \
 	operator-errors='tests/integration/operator-errors.sh' \
+	operable='tests/integration/operable.sh' \
 	hapair='tests/integration/hapair.sh' \
 	bench-smoke='tests/bench/smoke.sh' \
 	dashboards='dashboards/check.sh' \
@@ -43,11 +44,19 @@ SUITES = \
 	e2e='tests/e2e/run.sh' \
 	kernel='kernel/scripts/test.sh debug'
 
-.PHONY: all exporter deps deb deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series bench-exporter bench-fanotify bench-hostile bench-cardinality bench-fleet demo fuzz loadtest clean
+.PHONY: all exporter deps deb deb-build-test deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series bench-exporter bench-fanotify bench-hostile bench-cardinality bench-fleet demo fuzz loadtest clean
 
 all: exporter
 
+# What each target installs (scripts/install-deps.sh): the lists it needs and no more; make test
+# (deps) every list of the tree.
+DEPS_BUILD = exporter/deps-build.txt
+DEPS_DEB = $(DEPS_BUILD) scripts/deps-deb.txt
+DEPS_IMAGE = $(DEPS_DEB) scripts/deps-image.txt
+DEPS_DEMO = $(DEPS_BUILD) kernel/deps.txt tests/e2e/deps.txt
+
 exporter:
+	scripts/install-deps.sh $(DEPS_BUILD)
 	$(MAKE) -C exporter
 
 deps:
@@ -57,15 +66,24 @@ test: deps
 	PREBUILD=scripts/prebuild.sh scripts/run-suites.sh $(SUITES)
 
 # The Debian package of the working tree, lintian-checked, under $(BUILD_ROOT)/deb.
-deb: deps
+deb:
+	scripts/install-deps.sh $(DEPS_DEB)
 	scripts/build-deb.sh
 
+# make deb in a bare bookworm chroot that has only what make deb installs (cached under
+# $(BUILD_ROOT)/chroot): its lists are all the package needs.
+deb-build-test:
+	scripts/install-deps.sh $(DEPS_DEB) scripts/deps.txt
+	scripts/check-deb-build.sh
+
 # That package installed, reinstalled and purged in a bare bookworm chroot (debootstrap).
-deb-install-test: deps
+deb-install-test:
+	scripts/install-deps.sh $(DEPS_DEB) scripts/deps.txt
 	scripts/check-deb-install.sh
 
 # An OCI image from scratch, out of that package and its libraries' Debian packages (buildah).
-image: deps
+image:
+	scripts/install-deps.sh $(DEPS_IMAGE)
 	scripts/build-image.sh
 
 # Each mutation of scripts/mutations.txt, one at a time, must make a test fail.
@@ -110,7 +128,8 @@ bench-cardinality: deps exporter
 bench-fleet: deps exporter
 	nice -n 10 tests/bench/fleet.sh
 
-demo: deps exporter
+demo: exporter
+	scripts/install-deps.sh $(DEPS_DEMO)
 	tests/e2e/demo.sh
 
 fuzz: deps

@@ -29,6 +29,7 @@
 #include "privsep/channel.h"
 #include "scan/registry.h"
 #include "serve/scheduler.h"
+#include "serve/selfmetrics.h"
 #include "privsep/supervise.h"
 #include "scan/render.h"
 #include "base/util.h"
@@ -695,8 +696,9 @@ static int run_once(struct scan_engine *c, enum format format, size_t max_bytes)
 	return r;
 }
 
-/* SIGHUP: the config file again; a bad one keeps the running config. */
-static void reload_config(struct scan_engine *c, const struct args *a)
+/* SIGHUP: the config file again; a bad one keeps the running config. Counted in sh. */
+static void reload_config(struct scan_engine *c, const struct args *a,
+			  struct selfmetrics_shared *sh)
 {
 	_cleanup_free_ char *err = NULL;
 	struct config *cfg;
@@ -708,9 +710,11 @@ static void reload_config(struct scan_engine *c, const struct args *a)
 	if (load_config(a->config_file, &cfg, &err) < 0) {
 		log_warn("config reload failed, keeping the running config\tfile=%s\terr=%s",
 			 a->config_file, err ? err : "out of memory");
+		selfmetrics_shared_config_loaded(sh, false);
 		return;
 	}
 	scan_engine_set_config(c, cfg);
+	selfmetrics_shared_config_loaded(sh, true);
 	log_info("config reloaded\tfile=%s", a->config_file);
 }
 
@@ -877,13 +881,14 @@ static int make_collector(struct args *a, struct scan_engine **ret)
 struct daemon_ctx {
 	struct scan_engine *c;
 	const struct args *a;
+	struct http_server *srv;
 };
 
 static void on_hup(void *userdata)
 {
 	const struct daemon_ctx *d = userdata;
 
-	reload_config(d->c, d->a);
+	reload_config(d->c, d->a, http_shared(d->srv));
 }
 
 /* The HTTP processes, until SIGINT or SIGTERM: after the scanner dropped its privileges. */
@@ -911,8 +916,9 @@ static int supervise(struct http_server *srv, struct scheduler *sched, struct da
 	log_info("Starting cachestat_exporter\tversion=%s\trevision=%s\tcgroupfs=%s", meta.version,
 		 meta.revision, d->a->cgroupfs_resolved);
 	for (size_t i = 0; i < d->a->n_listen; i++)
-		log_info("Listening on\taddress=%s\ttelemetry_path=%s", d->a->listen[i],
-			 d->a->telemetry_path);
+		log_info("Listening on\taddress=%s\ttelemetry_path=%s\ttls=%s\tbasic_auth=%s",
+			 d->a->listen[i], d->a->telemetry_path, http_tls(srv) ? "on" : "off",
+			 http_basic_auth(srv) ? "on" : "off");
 	supervise_run(sv);
 	supervise_stop(sv);
 	privsep_server_free(ps);
@@ -957,6 +963,7 @@ static int run_daemon(struct scan_engine **cp, struct args *a)
 		log_error("cannot start the HTTP server\terr=%s", err ? err : strerror(-r));
 		return r;
 	}
+	d.srv = srv;
 	r = supervise(srv, sched, &d);
 	http_stop(srv);
 	return r;

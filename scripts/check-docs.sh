@@ -7,7 +7,11 @@
 #  - nothing in the repository sends readers to a design document outside it;
 #  - every relative link of every Markdown file leads to a file that exists and, with a
 #    #anchor, to a heading of it (scripts/check-md-links.py, whose tests run first on a
-#    scratch tree with known mistakes); no file has two ## sections of one name.
+#    scratch tree with known mistakes); no file has two ## sections of one name;
+#  - the tables of exporter/README.md against the exporter built from the tree (its --help and
+#    the text of a real scan, scripts/check-docs-tables.py): the collectors, the metric
+#    families, the log sample's source lines, the HELP of cachestat_syscall_info, the per-file
+#    default.
 # One line per check; the last line is "N passed, N failed, N skipped".
 set -uo pipefail
 
@@ -62,4 +66,15 @@ eq "no Markdown file has two sections of one name" "${dup_sections:-none}" none
 for f in docs/design.md docs/metrics.md; do
 	check "$f exists" test -s "$f"
 done
+# The tables against the exporter itself: its --help, and a scan (--once).
+if make -s -C exporter cachestat_exporter >/dev/null 2>"$work/build.err"; then
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) pass "${line#ok - }" ;;
+		*) fail "${line#not ok - }" ;;
+		esac
+	done < <(scripts/check-docs-tables.py --run . 2>&1 || true)
+else
+	fail "the exporter builds, for its --help and a scan ($(head -c 200 "$work/build.err"))"
+fi
 finish

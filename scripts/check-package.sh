@@ -50,6 +50,18 @@ extra=$(comm -13 "$tmp/help" "$tmp/man" | tr '\n' ' ')
 eq "every flag of $man8 is in --help" "${extra:-none}" none
 LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z "$man8" 2>"$tmp/out" >/dev/null
 check "groff renders $man8 without a warning" test ! -s "$tmp/out"
+# The config file's and the web config's keys, as their parsers name them (config.c's keys[]
+# tables, webconfig.c's scalar_is(k, ...)), each in bold in the man page's sections on them.
+sed -n '/static const char \*const keys\[\]/,/NULL/p' exporter/parse/config.c | grep -o '"[a-z_0-9]*"' |
+	tr -d '"' >"$tmp/keys"
+grep -o 'scalar_is(k, "[a-z_0-9]*")' exporter/serve/webconfig.c | sed 's/.*"\(.*\)")/\1/' >>"$tmp/keys"
+sort -u -o "$tmp/keys" "$tmp/keys"
+sed -n '/^\.SH CONFIGURATION FILE/,/^\.SH PROCESS MODEL/{/^\.BR\? /p}' "$man8" | grep -oE '[a-z_0-9]+' |
+	sort -u >"$tmp/mankeys"
+n=$(wc -l <"$tmp/keys")
+check "the parsers name config and web config keys ($n)" test "$n" -gt 20
+gone=$(comm -23 "$tmp/keys" "$tmp/mankeys" | tr '\n' ' ')
+eq "every key of the config file and the web config is in $man8" "${gone:-none}" none
 
 # --- versions ---------------------------------------------------------------------------------
 md=$(changelog_md_version .)
@@ -133,7 +145,10 @@ pkg=$(tail -n 1 "$tmp/out")
 dpkg-deb -c "$pkg" | awk '{print $NF}' >"$tmp/files"
 for f in ./usr/bin/cachestat_exporter ./lib/systemd/system/cachestat-exporter.service \
 	./etc/default/cachestat-exporter ./usr/share/man/man8/cachestat_exporter.8.gz \
-	./usr/share/doc/cachestat-exporter/copyright; do
+	./usr/share/doc/cachestat-exporter/copyright \
+	./usr/share/doc/cachestat-exporter/examples/config.json \
+	./usr/share/doc/cachestat-exporter/examples/web-config.yml \
+	./usr/share/doc/cachestat-exporter/examples/fanotify.conf; do
 	check "the .deb holds ${f#.}" grep -qx "$f" "$tmp/files"
 done
 dpkg-deb --ctrl-tarfile "$pkg" | tar -xO ./conffiles >"$tmp/conffiles"
@@ -144,4 +159,18 @@ version=$(dpkg-deb -f "$pkg" Version)
 got=$("$tmp/root/usr/bin/cachestat_exporter" --version | head -n 1)
 eq "the packaged binary's --version" "$got" \
 	"cachestat_exporter version $version (revision $head)"
+# The example config loads (a bad one exits 1 at start, "bad config"); /etc/default names it.
+ex=$tmp/root/usr/share/doc/cachestat-exporter/examples
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -n "$cg2" ]; then
+	timeout 120 "$tmp/root/usr/bin/cachestat_exporter" --once --config.file="$ex/config.json" \
+		--path.cgroupfs="$cg2" >/dev/null 2>"$tmp/out"
+	check "the example config.json loads" sh -c "! grep -q 'bad config' '$tmp/out'"
+else
+	skip "the example config.json loads" "no cgroup2 mount to scan"
+fi
+check "the fanotify drop-in is shipped disabled (an example, not under /etc or /lib)" \
+	sh -c "! grep -q 'service.d/fanotify.conf\$' '$tmp/files'"
+check "/etc/default/cachestat-exporter names the example config" \
+	grep -q /usr/share/doc/cachestat-exporter/examples/config.json "$tmp/root/etc/default/cachestat-exporter"
 finish

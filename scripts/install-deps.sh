@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs the Debian packages that every part of the project lists in a deps.txt (at any depth).
-# As root it runs apt-get; otherwise it prints the one command that would.
+# Installs the Debian packages that the lists given name (paths from the top, e.g.
+# exporter/deps-build.txt: what make and make deb need), or, without one, every list of the
+# tree (deps*.txt at any depth: what make test needs). As root it runs apt-get; otherwise it
+# prints the one command that would.
 # Without recommends: they doubled a fresh install (883 packages against 507 in a bare bookworm chroot,
 # 267 s against 154 s) and none was used but those the deps.txt files name.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 
-mapfile -t wanted < <(find "$top" -name .git -prune -o -name deps.txt -print0 | xargs -0 cat |
+lists=()
+for f in "$@"; do
+	[ -f "$top/$f" ] || { echo "install-deps: no list $f" >&2; exit 1; }
+	lists+=("$top/$f")
+done
+[ $# -gt 0 ] || mapfile -d '' lists < <(find "$top" -name .git -prune -o -name 'deps*.txt' -print0)
+mapfile -t wanted < <(cat "${lists[@]}" |
 	sed -e 's/#.*//' -e 's/[[:space:]]\+/\n/g' | sed '/^$/d' | sort -u)
 
 missing=()

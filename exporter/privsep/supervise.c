@@ -16,6 +16,7 @@
 
 #include "base/log.h"
 #include "privsep/sandbox.h"
+#include "serve/selfmetrics.h"
 #include "base/util.h"
 
 /* Retired HTTP processes not yet reaped, at most. */
@@ -24,8 +25,13 @@
 /* A process that dies this soon after its start makes the next start wait longer. */
 #define SUPERVISE_QUICK_DEATH_NS (10 * NS_PER_S)
 #define SUPERVISE_MAX_DELAY_NS (60 * NS_PER_S)
-/* At stop, the HTTP processes get this long after SIGTERM before SIGKILL. */
-#define SUPERVISE_STOP_NS (5 * NS_PER_S)
+/*
+ * At stop, an HTTP process answers the scrapes it holds for this long at most (a scrape waits
+ * for its scan HTTP_DEFAULT_SCRAPE_TIMEOUT seconds at most, without its own timeout), and gets
+ * SIGKILL a second later: under systemd's TimeoutStopSec (90 s by default).
+ */
+#define SUPERVISE_DRAIN_NS ((uint64_t)(HTTP_DEFAULT_SCRAPE_TIMEOUT * 1e9))
+#define SUPERVISE_STOP_NS (SUPERVISE_DRAIN_NS + NS_PER_S)
 
 struct supervisor {
 	struct supervise_options o;
@@ -35,6 +41,7 @@ struct supervisor {
 	uint64_t delay_ns;      /* the last wait before a start */
 	uint64_t restarts;
 	pid_t retired[SUPERVISE_MAX_RETIRED];
+	struct selfmetrics_proc self; /* this process's /proc files: the scanner's process_* */
 };
 
 /* Closes every descriptor but 0-2, keep[] (at most 16): what the scan had open stays behind. */
@@ -70,7 +77,10 @@ static void scanner_lost(void *userdata, int error)
 	_exit(EXIT_FAILURE);
 }
 
-/* The HTTP process's signals: SIGTERM/SIGINT stop it, the retire signal lets it finish first. */
+/*
+ * The HTTP process's signals: each lets it answer the scrapes it holds first (bounded), then
+ * SIGTERM/SIGINT stop it, and so does the retire signal (a new web config).
+ */
 static void http_process_wait(struct http_server *http)
 {
 	sigset_t set;
@@ -83,8 +93,7 @@ static void http_process_wait(struct http_server *http)
 	do
 		sig = sigwaitinfo(&set, NULL);
 	while (sig < 0);
-	if (sig == SUPERVISE_RETIRE_SIGNAL)
-		http_quiesce(http, (uint64_t)(HTTP_DEFAULT_SCRAPE_TIMEOUT * 1e9));
+	http_quiesce(http, SUPERVISE_DRAIN_NS);
 }
 
 /* After the fork: the HTTP process, from its channel sock. Returns its exit status. */
@@ -166,8 +175,16 @@ int supervise_start(const struct supervise_options *o, struct supervisor **ret)
 	if (!sv)
 		return -ENOMEM;
 	sv->o = *o;
+	selfmetrics_proc_init(&sv->self);
+	r = selfmetrics_proc_open("/proc", &sv->self);
+	if (r < 0)
+		log_warn("cannot open the scanner's /proc files; process_* describe the HTTP process"
+			 "\terr=%s", strerror(-r));
+	else
+		selfmetrics_shared_sample(http_shared(o->http), &sv->self);
 	r = spawn(sv);
 	if (r < 0) {
+		selfmetrics_proc_close(&sv->self);
 		free(sv);
 		return r;
 	}
@@ -233,14 +250,17 @@ static void replace(struct supervisor *sv)
 		kill(sv->retired[slot], SIGKILL); /* retiring too slowly: its scrapes are cut */
 	sv->retired[slot] = old;
 	kill(old, SUPERVISE_RETIRE_SIGNAL);
-	log_info("HTTP process serves the new web config\tpid=%d\tretiring_pid=%d", (int)sv->pid,
-		 (int)old);
+	log_info("HTTP process serves the new web config\tpid=%d\tretiring_pid=%d\ttls=%s"
+		 "\tbasic_auth=%s", (int)sv->pid, (int)old, http_tls(sv->o.http) ? "on" : "off",
+		 http_basic_auth(sv->o.http) ? "on" : "off");
 }
 
 /* Once a second or after a signal: reaping, a due start, the web config. */
 static void tick(struct supervisor *sv)
 {
 	reap(sv);
+	if (sv->self.self_stat >= 0)
+		selfmetrics_shared_sample(http_shared(sv->o.http), &sv->self);
 	if (sv->pid == 0 && monotonic_ns() >= sv->next_start_ns) {
 		int r = spawn(sv);
 
@@ -327,5 +347,6 @@ void supervise_stop(struct supervisor *sv)
 		}
 		nanosleep(&ts, NULL);
 	}
+	selfmetrics_proc_close(&sv->self);
 	free(sv);
 }

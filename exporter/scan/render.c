@@ -100,7 +100,7 @@ static void render_info(FILE *out, const struct snapshot *s, const struct render
 	fputs("\"} 1\n", out);
 
 	render_family(out, "cachestat_syscall_info", "gauge",
-		      "The cachestat ABI of the running kernel: seed, mainline or none.");
+		      "The cachestat ABI of the running kernel: seed, mainline, both or none.");
 	fprintf(out, "cachestat_syscall_info{abi=\"%s\"} 1\n", pagecache_abi_name(s->abi));
 }
 

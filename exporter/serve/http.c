@@ -12,6 +12,8 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <linux/sockios.h>
+#include <linux/tcp.h> /* tcp_info with tcpi_bytes_received */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -84,7 +87,7 @@ struct http_server {
 	struct selfmetrics_proc proc; /* this process's /proc files, opened by http_serve() */
 	unsigned max_requests;
 	atomic_uint in_flight;
-	atomic_uint_fast64_t requests[SELFMETRICS_N_CODES];
+	struct selfmetrics_shared *shared; /* mapped by the scanner, shared with every HTTP process */
 	atomic_bool ready; /* a scan has ended: /-/ready answers 200 from then on */
 
 	unsigned per_ip_limit;
@@ -458,6 +461,61 @@ static void conn_uncount(struct http_server *s, struct conn_ctx *ctx)
 	pthread_mutex_unlock(&s->ip_lock);
 }
 
+/* What a client that speaks plain HTTP to the TLS listener reads, as Go's servers answer it. */
+static const char plain_http_reply[] =
+	"HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
+	"Connection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+
+/* Whether buf starts as an HTTP/1 request line does: a method in capitals, then a space. */
+static bool looks_like_http(const char *buf, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && i < 8 && buf[i] >= 'A' && buf[i] <= 'Z')
+		i++;
+	return i >= 3 && i < n && buf[i] == ' ';
+}
+
+/*
+ * Whether the n bytes just read from a TCP socket are the first of its stream: everything it
+ * received, less what is still queued, is what was read. A read in the middle of a TLS record
+ * may hold any bytes, a request line included; this one cannot be mistaken.
+ */
+static bool read_from_start(int fd, size_t n)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	int queued = 0;
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
+	    len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(ti.tcpi_bytes_received) ||
+	    ioctl(fd, SIOCINQ, &queued) < 0 || queued < 0)
+		return false;
+	return ti.tcpi_bytes_received == (uint64_t)queued + n;
+}
+
+/*
+ * The TLS session's reads: as gnutls's own (recv on the descriptor), except that a plain HTTP
+ * request at the start of the stream gets a 400 saying so, in clear, instead of a handshake
+ * that fails without a word. The request is read off first, so that closing does not reset
+ * the connection under the answer.
+ */
+static ssize_t tls_pull(gnutls_transport_ptr_t ptr, void *buf, size_t size)
+{
+	int fd = (int)(intptr_t)ptr;
+	ssize_t n = recv(fd, buf, size, 0);
+	char rest[4096];
+
+	if (n <= 0 || !looks_like_http(buf, (size_t)n) || !read_from_start(fd, (size_t)n))
+		return n;
+	for (int i = 0; i < 4 && recv(fd, rest, sizeof(rest), MSG_DONTWAIT) > 0; i++)
+		;
+	if (send(fd, plain_http_reply, sizeof(plain_http_reply) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
+		shutdown(fd, SHUT_WR);
+	errno = ECONNRESET;
+	return -1;
+}
+
 /* A TLS session gets the state's credentials, versions and client certificate policy. */
 static void tls_setup(struct MHD_Connection *conn, const struct web_state *st)
 {
@@ -468,6 +526,7 @@ static void tls_setup(struct MHD_Connection *conn, const struct web_state *st)
 	if (!ci || !ci->tls_session)
 		return; /* keeps the credentials of the start */
 	session = (gnutls_session_t)ci->tls_session;
+	gnutls_transport_set_pull_function(session, tls_pull);
 	gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, st->cred);
 	gnutls_priority_set(session, st->prio);
 	switch (st->wc->client_auth) {
@@ -563,7 +622,7 @@ static enum MHD_Result queue(struct http_server *s, struct MHD_Connection *conn,
 	else
 		r = MHD_queue_response(conn, status, resp);
 	MHD_destroy_response(resp);
-	atomic_fetch_add(&s->requests[selfmetrics_code_index(status)], 1);
+	atomic_fetch_add(&s->shared->requests[selfmetrics_code_index(status)], 1);
 	return r;
 }
 
@@ -733,11 +792,11 @@ static int self_tail(struct http_server *s, const struct sched_body *b, bool gz,
 	m.log_repeats_total = log_repeats_suppressed() +
 			      (s->src.log_repeats ? s->src.log_repeats(s->src.impl) : 0);
 	for (unsigned i = 0; i < SELFMETRICS_N_CODES; i++)
-		m.requests[i] = atomic_load(&s->requests[i]);
+		m.requests[i] = atomic_load(&s->shared->requests[i]);
 	f = open_memstream(&text, &len);
 	if (!f)
 		return -ENOMEM;
-	r = selfmetrics_render(f, &m, &s->proc);
+	r = selfmetrics_render(f, &m, &s->proc, s->shared);
 	if (fclose(TAKE_PTR(f)) != 0 || r < 0)
 		return -ENOMEM;
 	if (gz) /* the end of the body's gzip member */
@@ -1139,6 +1198,10 @@ static int server_new(const struct http_options *opts, struct http_server **ret)
 	pthread_mutex_init(&s->ip_lock, NULL);
 	s->opts = *opts;
 	selfmetrics_proc_init(&s->proc);
+	if (selfmetrics_shared_new(&s->shared) < 0) {
+		s->shared = NULL;
+		return -ENOMEM;
+	}
 	s->max_requests = opts->max_requests;
 	s->per_ip_limit = opts->per_ip_limit;
 	s->n_ip_slots = (size_t)opts->connection_limit * (opts->n_listen_addresses + 1);
@@ -1251,6 +1314,25 @@ bool http_web_config_check(struct http_server *s)
 	return s->web_config_file && !s->serving && reload_if_changed(s);
 }
 
+struct selfmetrics_shared *http_shared(struct http_server *s)
+{
+	return s->shared;
+}
+
+bool http_tls(const struct http_server *s)
+{
+	return s->tls;
+}
+
+bool http_basic_auth(struct http_server *s)
+{
+	struct web_state *st = state_get(s);
+	bool on = webconfig_has_auth(st->wc);
+
+	state_put(st);
+	return on;
+}
+
 void http_quiesce(struct http_server *s, uint64_t timeout_ns)
 {
 	uint64_t end = monotonic_ns() + timeout_ns;
@@ -1279,6 +1361,7 @@ void http_stop(struct http_server *s)
 	for (size_t i = 0; i < s->n_listen_fds; i++)
 		closep(&s->listen_fds[i]);
 	selfmetrics_proc_close(&s->proc);
+	selfmetrics_shared_free(s->shared);
 	state_put(s->state);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->ip_lock);

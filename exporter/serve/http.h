@@ -107,5 +107,14 @@ void http_quiesce(struct http_server *s, uint64_t timeout_ns);
 
 void http_stop(struct http_server *s);
 
+/*
+ * The page of counters every HTTP process of s shares with the scanner (selfmetrics.h): mapped
+ * by http_listen(), before the fork.
+ */
+struct selfmetrics_shared *http_shared(struct http_server *s);
+/* Whether the web config loaded last turns TLS on, and basic auth (for the start log). */
+bool http_tls(const struct http_server *s);
+bool http_basic_auth(struct http_server *s);
+
 /* Splits "host:port", "[v6]:port" or ":port". Returns 0, or -EINVAL. Caller frees *ret_host. */
 int http_parse_listen_address(const char *addr, char **ret_host, unsigned *ret_port);

@@ -9,8 +9,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/util.h"
@@ -172,39 +175,153 @@ static int open_fds(int self_fd, uint64_t *ret)
 	return 0;
 }
 
-/* Where a file cannot be read, its series are left out, as client libraries do. */
-static void process_families(FILE *out, const struct selfmetrics_proc *pf)
+/* A process's figures; a field it could not read is UINT64_MAX (left out). */
+struct proc_figures {
+	uint64_t cpu_us, rss_bytes, vsize_bytes, start_us, open_fds, max_fds;
+	bool max_unlimited;
+};
+
+static void read_figures(const struct selfmetrics_proc *pf, struct proc_figures *ret)
 {
 	struct proc_stat st;
 	struct rlimit rl;
 	uint64_t fds = 0;
 
+	*ret = (struct proc_figures){ UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
+				      UINT64_MAX, false };
 	if (read_self_stat(pf, &st) == 0) {
-		render_family(out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
-		fprintf(out, "process_cpu_seconds_total %.2f\n", st.cpu_seconds);
-		render_family(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
-		fprintf(out, "process_resident_memory_bytes %" PRIu64 "\n", st.rss_bytes);
-		render_family(out, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.");
-		fprintf(out, "process_start_time_seconds %.2f\n", st.start_time);
-		render_family(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
-		fprintf(out, "process_virtual_memory_bytes %" PRIu64 "\n", st.vsize);
+		ret->cpu_us = (uint64_t)(st.cpu_seconds * 1e6 + 0.5);
+		ret->rss_bytes = st.rss_bytes;
+		ret->vsize_bytes = st.vsize;
+		ret->start_us = (uint64_t)(st.start_time * 1e6 + 0.5);
 	}
-	if (open_fds(pf->self_fd, &fds) == 0) {
-		render_family(out, "process_open_fds", "gauge", "Number of open file descriptors.");
-		fprintf(out, "process_open_fds %" PRIu64 "\n", fds);
-	}
+	if (open_fds(pf->self_fd, &fds) == 0)
+		ret->open_fds = fds;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		render_family(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
-		if (rl.rlim_cur == RLIM_INFINITY)
-			fprintf(out, "process_max_fds +Inf\n");
-		else
-			fprintf(out, "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
+		ret->max_unlimited = rl.rlim_cur == RLIM_INFINITY;
+		ret->max_fds = ret->max_unlimited ? 0 : (uint64_t)rl.rlim_cur;
 	}
 }
 
-/* process_families() as rendered in the last TTL, rendered again once it is older. */
-static void process_families_cached(FILE *out, struct selfmetrics_proc *p)
+/* The process families of f under prefix ("process_" or "cachestat_http_process_"); where a
+ * file could not be read, its series are left out, as client libraries do. */
+static void render_figures(FILE *out, const char *prefix, const char *whose,
+			   const struct proc_figures *f)
 {
+	static const struct {
+		const char *name, *type, *help;
+		size_t off;
+		bool micros;
+	} fams[] = {
+		{ "cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds",
+		  offsetof(struct proc_figures, cpu_us), true },
+		{ "resident_memory_bytes", "gauge", "Resident memory size in bytes",
+		  offsetof(struct proc_figures, rss_bytes), false },
+		{ "start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds",
+		  offsetof(struct proc_figures, start_us), true },
+		{ "virtual_memory_bytes", "gauge", "Virtual memory size in bytes",
+		  offsetof(struct proc_figures, vsize_bytes), false },
+		{ "open_fds", "gauge", "Number of open file descriptors",
+		  offsetof(struct proc_figures, open_fds), false },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(fams); i++) {
+		uint64_t v;
+
+		memcpy(&v, (const char *)f + fams[i].off, sizeof(v));
+		if (v == UINT64_MAX)
+			continue;
+		fprintf(out, "# HELP %s%s %s%s.\n# TYPE %s%s %s\n", prefix, fams[i].name, fams[i].help,
+			whose, prefix, fams[i].name, fams[i].type);
+		if (fams[i].micros)
+			fprintf(out, "%s%s %" PRIu64 ".%06" PRIu64 "\n", prefix, fams[i].name,
+				v / 1000000, v % 1000000);
+		else
+			fprintf(out, "%s%s %" PRIu64 "\n", prefix, fams[i].name, v);
+	}
+	if (f->max_fds == UINT64_MAX)
+		return;
+	fprintf(out, "# HELP %smax_fds Maximum number of open file descriptors%s.\n"
+		     "# TYPE %smax_fds gauge\n", prefix, whose, prefix);
+	if (f->max_unlimited)
+		fprintf(out, "%smax_fds +Inf\n", prefix);
+	else
+		fprintf(out, "%smax_fds %" PRIu64 "\n", prefix, f->max_fds);
+}
+
+/* The figures the scanner sampled into sh, or false when it never did. */
+static bool shared_figures(const struct selfmetrics_shared *sh, struct proc_figures *ret)
+{
+	uint64_t max;
+
+	if (!sh || !atomic_load(&sh->sampled))
+		return false;
+	max = atomic_load(&sh->max_fds);
+	*ret = (struct proc_figures){
+		.cpu_us = atomic_load(&sh->cpu_us),
+		.rss_bytes = atomic_load(&sh->rss_bytes),
+		.vsize_bytes = atomic_load(&sh->vsize_bytes),
+		.start_us = atomic_load(&sh->start_us),
+		.open_fds = atomic_load(&sh->open_fds),
+		.max_fds = max == UINT64_MAX - 1 ? 0 : max,
+		.max_unlimited = max == UINT64_MAX - 1,
+	};
+	return true;
+}
+
+void selfmetrics_shared_sample(struct selfmetrics_shared *sh, const struct selfmetrics_proc *p)
+{
+	struct proc_figures f;
+
+	read_figures(p, &f);
+	atomic_store(&sh->cpu_us, f.cpu_us);
+	atomic_store(&sh->rss_bytes, f.rss_bytes);
+	atomic_store(&sh->vsize_bytes, f.vsize_bytes);
+	atomic_store(&sh->start_us, f.start_us);
+	atomic_store(&sh->open_fds, f.open_fds);
+	atomic_store(&sh->max_fds, f.max_unlimited ? UINT64_MAX - 1 : f.max_fds);
+	atomic_store(&sh->sampled, 1);
+}
+
+static uint64_t realtime_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+void selfmetrics_shared_config_loaded(struct selfmetrics_shared *sh, bool ok)
+{
+	atomic_store(&sh->reload_ok, ok ? 1 : 0);
+	if (ok)
+		atomic_store(&sh->reload_success_us, realtime_us());
+}
+
+int selfmetrics_shared_new(struct selfmetrics_shared **ret)
+{
+	void *m = mmap(NULL, sizeof(struct selfmetrics_shared), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return -errno;
+	*ret = m; /* zeroed: counters at 0, never sampled */
+	selfmetrics_shared_config_loaded(*ret, true);
+	return 0;
+}
+
+void selfmetrics_shared_free(struct selfmetrics_shared *sh)
+{
+	if (sh)
+		munmap(sh, sizeof(*sh));
+}
+
+/* p's families under prefix, read again at most once a TTL. */
+static void process_families_cached(FILE *out, struct selfmetrics_proc *p, const char *prefix,
+				    const char *whose)
+{
+	struct proc_figures fig;
+
 	uint64_t now = monotonic_ns();
 
 	pthread_mutex_lock(&p->lock);
@@ -214,7 +331,8 @@ static void process_families_cached(FILE *out, struct selfmetrics_proc *p)
 		FILE *f = open_memstream(&text, &len);
 
 		if (f) {
-			process_families(f, p);
+			read_figures(p, &fig);
+			render_figures(f, prefix, whose, &fig);
 			if (fclose(f) == 0) {
 				free(p->text);
 				p->text = text;
@@ -227,14 +345,42 @@ static void process_families_cached(FILE *out, struct selfmetrics_proc *p)
 	}
 	if (p->text)
 		fwrite(p->text, 1, p->len, out);
-	else
-		process_families(out, p); /* out of memory for the copy: straight to out */
+	else { /* out of memory for the copy: straight to out */
+		read_figures(p, &fig);
+		render_figures(out, prefix, whose, &fig);
+	}
 	pthread_mutex_unlock(&p->lock);
 }
 
-int selfmetrics_render(FILE *out, const struct selfmetrics *m, struct selfmetrics_proc *p)
+/* node_exporter's (and Prometheus's) pair, for --config.file. */
+static void render_reload(FILE *out, const struct selfmetrics_shared *sh)
 {
-	process_families_cached(out, p);
+	uint64_t us = atomic_load(&sh->reload_success_us);
+
+	render_family(out, "cachestat_config_last_reload_successful", "gauge",
+		      "Whether the last load of --config.file (at start or on SIGHUP) succeeded.");
+	fprintf(out, "cachestat_config_last_reload_successful %" PRIu64 "\n",
+		atomic_load(&sh->reload_ok));
+	render_family(out, "cachestat_config_last_reload_success_timestamp_seconds", "gauge",
+		      "Timestamp of the last successful load of --config.file.");
+	fprintf(out, "cachestat_config_last_reload_success_timestamp_seconds %" PRIu64 ".%06" PRIu64
+		     "\n", us / 1000000, us % 1000000);
+}
+
+int selfmetrics_render(FILE *out, const struct selfmetrics *m, struct selfmetrics_proc *p,
+		       const struct selfmetrics_shared *sh)
+{
+	struct proc_figures scanner;
+
+	if (shared_figures(sh, &scanner)) {
+		render_figures(out, "process_", " (the scanner process, the daemon's main one)",
+			       &scanner);
+		process_families_cached(out, p, "cachestat_http_process_", " (the HTTP process)");
+	} else {
+		process_families_cached(out, p, "process_", "");
+	}
+	if (sh)
+		render_reload(out, sh);
 	render_family(out, "cachestat_http_requests_total", "counter",
 	       "HTTP requests answered by the exporter, by status code.");
 	for (unsigned i = 0; i < SELFMETRICS_N_CODES; i++) {

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -41,6 +43,30 @@ struct selfmetrics_proc {
 
 #define SELFMETRICS_PROCESS_TTL_NS 1000000000ULL
 
+/*
+ * What outlives one HTTP process, in a page the scanner maps shared before it forks them: the
+ * request counters (a restart or a web-config reload does not reset them), the config file's
+ * last reload, and the scanner's own process figures, which it samples itself once a second
+ * (an HTTP process cannot list the scanner's /proc/PID/fd: that needs ptrace rights over it).
+ * The scanner only writes here, never acts on what it reads: an HTTP process may write anything.
+ */
+struct selfmetrics_shared {
+	atomic_uint_fast64_t requests[SELFMETRICS_N_CODES];
+	atomic_uint_fast64_t reload_ok;          /* the last load of the config file worked */
+	atomic_uint_fast64_t reload_success_us;  /* the last that worked, µs since the epoch */
+	/* the scanner process as last sampled; sampled 0: never, the HTTP process reports itself */
+	atomic_uint_fast64_t sampled, cpu_us, rss_bytes, vsize_bytes, start_us;
+	atomic_uint_fast64_t open_fds, max_fds; /* UINT64_MAX: unknown, max_fds: unlimited */
+};
+
+/* A zeroed shared page, the config counted as loaded now. Returns 0 or -errno. */
+int selfmetrics_shared_new(struct selfmetrics_shared **ret);
+void selfmetrics_shared_free(struct selfmetrics_shared *sh);
+/* The calling process's figures from p (opened by it) into sh, as the scanner's. */
+void selfmetrics_shared_sample(struct selfmetrics_shared *sh, const struct selfmetrics_proc *p);
+/* A load of the config file ended: ok, or failed and the running config kept. */
+void selfmetrics_shared_config_loaded(struct selfmetrics_shared *sh, bool ok);
+
 /* Index of code in selfmetrics.requests. */
 unsigned selfmetrics_code_index(unsigned code);
 
@@ -55,7 +81,11 @@ int selfmetrics_proc_open(const char *procfs, struct selfmetrics_proc *p);
 void selfmetrics_proc_close(struct selfmetrics_proc *p);
 
 /*
- * Writes the families; the process_* ones from p (left out where it has no file), as rendered
- * in the last second. Safe from several threads. Returns 0 or -EIO.
+ * Writes the families. process_* are the scanner's from sh once it sampled them (the daemon's
+ * main process, as node_exporter's one process reports itself), and p's (left out where it
+ * has no file, rendered at most once a second) are then cachestat_http_process_*; without a
+ * sample (sh NULL or never sampled), p's are process_*. The config reload families come from
+ * sh (left out when NULL). Safe from several threads. Returns 0 or -EIO.
  */
-int selfmetrics_render(FILE *out, const struct selfmetrics *m, struct selfmetrics_proc *p);
+int selfmetrics_render(FILE *out, const struct selfmetrics *m, struct selfmetrics_proc *p,
+		       const struct selfmetrics_shared *sh);

@@ -85,32 +85,42 @@ hard_slow_clients() {
 	stop_exporter
 }
 
+# proc_figures PREFIX PID SLACK: the PREFIX* process families of $work/self.prom against PID's
+# /proc, its open descriptors within SLACK
+proc_figures() {
+	local p=$1 pid=$2 slack=$3 fds n rss rss_proc start start_proc
+	fds=$(metric "${p}open_fds" "$work/self.prom")
+	n=$(ls "/proc/$pid/fd" | wc -l)
+	[ -n "$fds" ] && [ $((fds - n)) -le "$slack" ] && [ $((n - fds)) -le "$slack" ] &&
+		pass "${p}open_fds $fds (/proc: $n)" || fail "${p}open_fds '$fds', /proc/$pid has $n"
+	eq "${p}max_fds" "$(metric "${p}max_fds" "$work/self.prom")" \
+		"$(awk '/^Max open files/ { print $4 }' "/proc/$pid/limits")"
+	rss=$(metric "${p}resident_memory_bytes" "$work/self.prom")
+	rss_proc=$(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$pid/status")
+	[ -n "$rss" ] && echo "$rss > $rss_proc * 0.7 && $rss < $rss_proc * 1.3" | bc | grep -q 1 &&
+		pass "${p}resident_memory_bytes $rss (VmRSS $rss_proc)" || fail "${p}resident_memory_bytes '$rss', VmRSS $rss_proc"
+	start=$(metric "${p}start_time_seconds" "$work/self.prom")
+	start_proc=$(date -d "$(ps -o lstart= -p "$pid")" +%s)
+	[ -n "$start" ] && echo "$start - $start_proc < 2 && $start_proc - $start < 2" | bc | grep -q 1 &&
+		pass "${p}start_time_seconds $start (ps: $start_proc)" || fail "${p}start_time_seconds '$start', ps says $start_proc"
+	grep -q "^${p}cpu_seconds_total [0-9]" "$work/self.prom" && pass "${p}cpu_seconds_total" ||
+		fail "no ${p}cpu_seconds_total"
+	grep -q "^${p}virtual_memory_bytes [1-9]" "$work/self.prom" && pass "${p}virtual_memory_bytes" ||
+		fail "no ${p}virtual_memory_bytes"
+}
+
 # Self metrics against /proc, request counters against the requests made, and gzip.
 hard_selfmetrics() {
-	local fds rss rss_proc start start_proc n404 hp n enc
+	local hp n404 enc
 	if ! start_exporter; then return; fi
-	# the process_* series are the HTTP process's, which renders them
 	hp=$(wait_http_child) || { fail "selfmetrics: no HTTP process"; return; }
 	for _ in 1 2 3; do code "$base/nope" >/dev/null; done
 	curl -s "$base/metrics" >"$work/self.prom"
-	fds=$(metric process_open_fds "$work/self.prom")
-	n=$(ls "/proc/$hp/fd" | wc -l)
-	[ -n "$fds" ] && [ $((fds - n)) -le 2 ] && [ $((n - fds)) -le 2 ] &&
-		pass "process_open_fds $fds (/proc: $n)" || fail "process_open_fds '$fds', /proc has $n"
-	eq "process_max_fds" "$(metric process_max_fds "$work/self.prom")" \
-		"$(awk '/^Max open files/ { print $4 }' "/proc/$hp/limits")"
-	rss=$(metric process_resident_memory_bytes "$work/self.prom")
-	rss_proc=$(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$hp/status")
-	[ -n "$rss" ] && echo "$rss > $rss_proc * 0.7 && $rss < $rss_proc * 1.3" | bc | grep -q 1 &&
-		pass "process_resident_memory_bytes $rss (VmRSS $rss_proc)" || fail "process_resident_memory_bytes '$rss', VmRSS $rss_proc"
-	start=$(metric process_start_time_seconds "$work/self.prom")
-	start_proc=$(date -d "$(ps -o lstart= -p "$hp")" +%s)
-	[ -n "$start" ] && echo "$start - $start_proc < 2 && $start_proc - $start < 2" | bc | grep -q 1 &&
-		pass "process_start_time_seconds $start (ps: $start_proc)" || fail "process_start_time_seconds '$start', ps says $start_proc"
-	grep -q '^process_cpu_seconds_total [0-9]' "$work/self.prom" && pass "process_cpu_seconds_total" ||
-		fail "no process_cpu_seconds_total"
-	grep -q '^process_virtual_memory_bytes [1-9]' "$work/self.prom" && pass "process_virtual_memory_bytes" ||
-		fail "no process_virtual_memory_bytes"
+	# process_* are the scanner's (the daemon's main process, sampled by it once a second,
+	# maybe within a scan: a few descriptors more or less), cachestat_http_process_* the HTTP
+	# process's, which renders them
+	proc_figures process_ "$exporter_pid" 8
+	proc_figures cachestat_http_process_ "$hp" 2
 	n404=$(sed -n 's/^cachestat_http_requests_total{code="404"} //p' "$work/self.prom")
 	eq "cachestat_http_requests_total{code=\"404\"} counts the three 404s" "$n404" 3
 	eq "cachestat_http_requests_in_flight counts this scrape" \

@@ -95,7 +95,9 @@ if tls_start --web.config.file="$work/tls.yml"; then
 	grep -q '^cachestat_build_info' "$work/tls.prom" && pass "TLS: the metrics come through" ||
 		fail "TLS: no metrics"
 	refused "TLS: a client that does not trust the CA" "$tbase/metrics"
-	refused "TLS: plain HTTP to the TLS port" "$base/metrics"
+	eq "TLS: plain HTTP to the TLS port gets a 400" "$(code "$base/metrics")" 400
+	curl -s "$base/metrics" | grep -q 'HTTP request to an HTTPS server' &&
+		pass "TLS: the 400 says the server speaks HTTPS" || fail "TLS: the 400 does not say why"
 	# TLS 1.1 is below the default min_version (TLS12)
 	refused "TLS: TLS 1.1 refused" --cacert "$certs/ca.crt" --tlsv1.1 --tls-max 1.1 "$tbase/metrics"
 
