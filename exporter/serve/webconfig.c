@@ -922,13 +922,13 @@ static bool equal_const_time(const char *a, const char *b)
 	return d == 0;
 }
 
-static bool digest_equal(const uint8_t a[32], const uint8_t b[32])
+static bool digest_equal(const uint8_t x[32], const uint8_t y[32])
 {
-	unsigned char d = 0;
+	uint8_t diff = 0;
 
 	for (size_t i = 0; i < 32; i++)
-		d |= (unsigned char)(a[i] ^ b[i]);
-	return d == 0;
+		diff |= x[i] ^ y[i];
+	return diff == 0;
 }
 
 /* The user named so (the last one, as bcrypt_check() takes), or NULL. */

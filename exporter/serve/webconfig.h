@@ -72,7 +72,7 @@ struct webconfig_pem {
  * that did log in has only its own budget; a login remembered costs no bcrypt and no budget.
  */
 #define WEBCONFIG_BCRYPT_CLIENT_PER_SECOND 1
-#define WEBCONFIG_BCRYPT_CLIENT_BURST 3
+#define WEBCONFIG_BCRYPT_CLIENT_BURST 5
 #define WEBCONFIG_BCRYPT_PER_SECOND 5
 #define WEBCONFIG_BCRYPT_BURST 10
 /* Clients whose budget is kept (the table is the process's, kept across reloads). */

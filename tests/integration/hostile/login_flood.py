@@ -1,15 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 # Failed logins against one that must keep working: ATTACKERS keep-alive connections from
-# ATTACKER_ADDR send GET /metrics with basic auth as USER and a new random password each time,
+# ATTACKER_ADDR (an IPv4 or IPv6 loopback address: each connects to 127.0.0.1 or ::1) send GET /metrics with basic auth as USER and a new random password each time,
 # as fast as they are answered; one second in, a scraper from GOOD_ADDR sends the right
 # password every 0.5 s (keep-alive, as Prometheus) until SECONDS have passed. Prints
 #   good 200=N 429=N ... attacker 401=N 429=N ...
 # each side's status counts (0: no answer).
-# Usage: login_flood.py HOST PORT USER PASSWORD GOOD_ADDR ATTACKER_ADDR ATTACKERS SECONDS
+# Usage: login_flood.py PORT USER PASSWORD GOOD_ADDR ATTACKER_ADDR ATTACKERS SECONDS
 import base64, collections, http.client, os, sys, threading, time
 
-host, port, user, password, good_addr, bad_addr = sys.argv[1], int(sys.argv[2]), *sys.argv[3:7]
-attackers, seconds = int(sys.argv[7]), float(sys.argv[8])
+port, (user, password, good_addr, bad_addr) = int(sys.argv[1]), sys.argv[2:6]
+attackers, seconds = int(sys.argv[6]), float(sys.argv[7])
 end = time.monotonic() + 1 + seconds
 good, bad, lock = collections.Counter(), collections.Counter(), threading.Lock()
 
@@ -22,6 +22,7 @@ def get(conn, src, pw):
     """One request on conn (None: a new one); the connection to use next and the status."""
     try:
         if conn is None:
+            host = "::1" if ":" in src else "127.0.0.1"
             conn = http.client.HTTPConnection(host, port, timeout=10, source_address=(src, 0))
         conn.request("GET", "/metrics", headers={"Authorization": auth(pw)})
         resp = conn.getresponse()
