@@ -1009,7 +1009,7 @@ static void cache_add(struct webconfig *wc, struct webconfig_user *u, const uint
  * waiting for the run: what is over the rate is refused at once instead of queueing. Each
  * client has its own bucket; the clients that never logged in share one more, which bounds
  * the CPU a flood from many addresses costs. The table of clients is the process's: a
- * reload keeps who logged in.
+ * reload in this process keeps who logged in (the daemon starts a new HTTP process instead).
  */
 static pthread_mutex_t bcrypt_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t token_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -75,7 +75,7 @@ struct webconfig_pem {
 #define WEBCONFIG_BCRYPT_CLIENT_BURST 5
 #define WEBCONFIG_BCRYPT_PER_SECOND 5
 #define WEBCONFIG_BCRYPT_BURST 10
-/* Clients whose budget is kept (the table is the process's, kept across reloads). */
+/* Clients whose budget is kept (the table is the process's, kept across webconfig_load()s). */
 #define WEBCONFIG_LOGIN_CLIENTS 1024
 
 /* Entries of cipher_suites and curve_preferences kept (more are refused). */
