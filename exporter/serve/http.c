@@ -895,6 +895,9 @@ static void request_completed(void *cls, struct MHD_Connection *conn, void **req
 	*req_cls = NULL;
 }
 
+/* The one warning of logins answered 429, written again only when the reason changes. */
+static struct log_repeat login_limited;
+
 static enum MHD_Result route(struct http_server *s, struct request *req, const char *url,
 			     const char *method, struct web_state *st)
 {
@@ -924,10 +927,14 @@ static enum MHD_Result route(struct http_server *s, struct request *req, const c
 		return text(s, conn, MHD_HTTP_UNAUTHORIZED, "401 unauthorized\n", st);
 	case WEBCONFIG_LOGIN_BUSY_CLIENT:
 		atomic_fetch_add(&s->logins_refused[SELFMETRICS_LOGIN_CLIENT_RATE], 1);
+		log_warn_repeat(&login_limited, "logins answered 429: a client is over its bcrypt "
+				"rate\treason=client_rate");
 		return text(s, conn, MHD_HTTP_TOO_MANY_REQUESTS,
 			    "429 too many logins to check from this address; try again\n", st);
 	case WEBCONFIG_LOGIN_BUSY_ALL:
 		atomic_fetch_add(&s->logins_refused[SELFMETRICS_LOGIN_NEW_CLIENTS_RATE], 1);
+		log_warn_repeat(&login_limited, "logins answered 429: the clients that never logged "
+				"in are over their bcrypt rate\treason=new_clients_rate");
 		return text(s, conn, MHD_HTTP_TOO_MANY_REQUESTS,
 			    "429 too many logins to check; try again\n", st);
 	case WEBCONFIG_LOGIN_OK:
