@@ -30,6 +30,7 @@
 
 #include "base/log.h"
 #include "scan/render.h"
+#include "serve/clientlimit.h"
 #include "serve/selfmetrics.h"
 #include "base/util.h"
 #include "serve/webconfig.h"
@@ -372,22 +373,6 @@ static void maybe_reload(struct http_server *s)
 
 /* ---- connections per client ---- */
 
-/* The client's key: an IPv4 address (also when IPv4-mapped), or the /64 of an IPv6 one. */
-static void client_key(const struct sockaddr *sa, uint8_t key[16])
-{
-	memset(key, 0, 16);
-	if (sa && sa->sa_family == AF_INET) {
-		memcpy(key + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-	} else if (sa && sa->sa_family == AF_INET6) {
-		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
-
-		if (IN6_IS_ADDR_V4MAPPED(a))
-			memcpy(key + 12, &a->s6_addr[12], 4);
-		else
-			memcpy(key, a->s6_addr, 8);
-	}
-}
-
 /* Under ip_lock: the slot of key, or a free one for it; NULL when the table is full. */
 static struct ip_slot *ip_slot_of(struct http_server *s, const uint8_t key[16], bool add)
 {
@@ -422,7 +407,7 @@ static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, soc
 	(void)addrlen;
 	if (s->per_ip_limit == 0)
 		return MHD_YES;
-	client_key(addr, key);
+	clientlimit_key(addr, key);
 	pthread_mutex_lock(&s->ip_lock);
 	e = ip_slot_of(s, key, false);
 	ok = !e || e->count < s->per_ip_limit;
@@ -438,7 +423,7 @@ static void conn_count(struct http_server *s, struct conn_ctx *ctx, struct MHD_C
 	if (s->per_ip_limit == 0)
 		return;
 	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	client_key(ci ? ci->client_addr : NULL, ctx->key);
+	clientlimit_key(ci ? ci->client_addr : NULL, ctx->key);
 	pthread_mutex_lock(&s->ip_lock);
 	e = ip_slot_of(s, ctx->key, true);
 	if (e) {
@@ -673,7 +658,8 @@ static void secret_freep(char **p)
  * The login of an Authorization header: the scheme name in any case (RFC 7617), then base64
  * of "user:password". A user or password holding a NUL is refused: it would be cut there.
  */
-static enum webconfig_login basic_login(const char *header, struct webconfig *wc)
+static enum webconfig_login basic_login(const char *header, struct webconfig *wc,
+				       const uint8_t client[CLIENTLIMIT_KEY_LEN])
 {
 	_cleanup_(datum_freep) gnutls_datum_t dec = { NULL, 0 };
 	_cleanup_(secret_freep) char *user = NULL;
@@ -696,17 +682,22 @@ static enum webconfig_login basic_login(const char *header, struct webconfig *wc
 	if (!user)
 		return WEBCONFIG_LOGIN_REFUSED;
 	user[colon - (const char *)dec.data] = '\0';
-	return webconfig_login(wc, user, user + (colon - (const char *)dec.data) + 1);
+	return webconfig_login(wc, user, user + (colon - (const char *)dec.data) + 1, client);
 }
 
 /* Whether the request carries a login the web config accepts (OK when it asks for none). */
 static enum webconfig_login authorized(struct MHD_Connection *conn, struct web_state *st)
 {
+	const union MHD_ConnectionInfo *ci;
+	uint8_t client[CLIENTLIMIT_KEY_LEN];
+
 	if (!webconfig_has_auth(st->wc))
 		return WEBCONFIG_LOGIN_OK;
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	clientlimit_key(ci ? ci->client_addr : NULL, client);
 	return basic_login(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 							MHD_HTTP_HEADER_AUTHORIZATION),
-			   st->wc);
+			   st->wc, client);
 }
 
 /* How long this scrape may wait for a scan: Prometheus' timeout less a margin, or a default. */
@@ -793,6 +784,8 @@ static int self_tail(struct http_server *s, const struct sched_body *b, bool gz,
 			      (s->src.log_repeats ? s->src.log_repeats(s->src.impl) : 0);
 	for (unsigned i = 0; i < SELFMETRICS_N_CODES; i++)
 		m.requests[i] = atomic_load(&s->shared->requests[i]);
+	for (unsigned i = 0; i < SELFMETRICS_N_LOGIN_REASONS; i++)
+		m.logins_refused[i] = atomic_load(&s->shared->logins_refused[i]);
 	f = open_memstream(&text, &len);
 	if (!f)
 		return -ENOMEM;
@@ -960,6 +953,9 @@ static void request_completed(void *cls, struct MHD_Connection *conn, void **req
 	*req_cls = NULL;
 }
 
+/* The one warning of logins answered 429, written again only when the reason changes. */
+static struct log_repeat login_limited;
+
 static enum MHD_Result route(struct http_server *s, struct request *req, const char *url,
 			     const char *method, struct web_state *st)
 {
@@ -985,8 +981,18 @@ static enum MHD_Result route(struct http_server *s, struct request *req, const c
 
 	switch (authorized(conn, st)) {
 	case WEBCONFIG_LOGIN_REFUSED:
+		atomic_fetch_add(&s->shared->logins_refused[SELFMETRICS_LOGIN_WRONG], 1);
 		return text(s, conn, MHD_HTTP_UNAUTHORIZED, "401 unauthorized\n", st);
-	case WEBCONFIG_LOGIN_BUSY:
+	case WEBCONFIG_LOGIN_BUSY_CLIENT:
+		atomic_fetch_add(&s->shared->logins_refused[SELFMETRICS_LOGIN_CLIENT_RATE], 1);
+		log_warn_repeat(&login_limited, "logins answered 429: a client is over its bcrypt "
+				"rate\treason=client_rate");
+		return text(s, conn, MHD_HTTP_TOO_MANY_REQUESTS,
+			    "429 too many logins to check from this address; try again\n", st);
+	case WEBCONFIG_LOGIN_BUSY_ALL:
+		atomic_fetch_add(&s->shared->logins_refused[SELFMETRICS_LOGIN_NEW_CLIENTS_RATE], 1);
+		log_warn_repeat(&login_limited, "logins answered 429: the clients that never logged "
+				"in are over their bcrypt rate\treason=new_clients_rate");
 		return text(s, conn, MHD_HTTP_TOO_MANY_REQUESTS,
 			    "429 too many logins to check; try again\n", st);
 	case WEBCONFIG_LOGIN_OK:

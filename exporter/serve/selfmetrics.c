@@ -20,6 +20,7 @@
 #include "scan/render.h"
 
 static const unsigned codes[] = SELFMETRICS_CODES;
+static const char *const login_reasons[] = SELFMETRICS_LOGIN_REASONS;
 
 unsigned selfmetrics_code_index(unsigned code)
 {
@@ -391,6 +392,11 @@ int selfmetrics_render(FILE *out, const struct selfmetrics *m, struct selfmetric
 			fprintf(out, "cachestat_http_requests_total{code=\"other\"} %" PRIu64 "\n",
 				m->requests[i]);
 	}
+	render_family(out, "cachestat_http_logins_refused_total", "counter",
+	       "Basic auth logins refused, by reason: wrong (401), or a bcrypt rate limit (429) of the client (client_rate) or of the clients that never logged in (new_clients_rate).");
+	for (unsigned i = 0; i < SELFMETRICS_N_LOGIN_REASONS; i++)
+		fprintf(out, "cachestat_http_logins_refused_total{reason=\"%s\"} %" PRIu64 "\n",
+			login_reasons[i], m->logins_refused[i]);
 	render_family(out, "cachestat_http_requests_in_flight", "gauge",
 	       "Scrapes in progress, until their body is sent, this one included.");
 	fprintf(out, "cachestat_http_requests_in_flight %u\n", m->in_flight);

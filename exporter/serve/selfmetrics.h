@@ -18,8 +18,18 @@
 #define SELFMETRICS_CODES { 200, 400, 401, 404, 405, 500, 503 }
 #define SELFMETRICS_N_CODES 8 /* the codes above and "other" */
 
+/* The reasons of cachestat_http_logins_refused_total{reason}, in SELFMETRICS_LOGIN_REASONS' order. */
+enum selfmetrics_login_reason {
+	SELFMETRICS_LOGIN_WRONG,            /* 401: no login, or a wrong one */
+	SELFMETRICS_LOGIN_CLIENT_RATE,      /* 429: the client's bcrypt budget spent */
+	SELFMETRICS_LOGIN_NEW_CLIENTS_RATE, /* 429: the budget of clients never logged in spent */
+	SELFMETRICS_N_LOGIN_REASONS,
+};
+#define SELFMETRICS_LOGIN_REASONS { "wrong", "client_rate", "new_clients_rate" }
+
 struct selfmetrics {
 	uint64_t requests[SELFMETRICS_N_CODES]; /* index from selfmetrics_code_index() */
+	uint64_t logins_refused[SELFMETRICS_N_LOGIN_REASONS];
 	unsigned in_flight;
 	double snapshot_age_seconds;
 	uint64_t scans_stuck_total;
@@ -52,6 +62,7 @@ struct selfmetrics_proc {
  */
 struct selfmetrics_shared {
 	atomic_uint_fast64_t requests[SELFMETRICS_N_CODES];
+	atomic_uint_fast64_t logins_refused[SELFMETRICS_N_LOGIN_REASONS];
 	atomic_uint_fast64_t reload_ok;          /* the last load of the config file worked */
 	atomic_uint_fast64_t reload_success_us;  /* the last that worked, µs since the epoch */
 	/* the scanner process as last sampled; sampled 0: never, the HTTP process reports itself */

@@ -20,6 +20,7 @@
 
 #include "base/ratelimit.h"
 #include "base/util.h"
+#include "serve/clientlimit.h"
 
 /* The key of the login cache's HMAC: random per process, so cached digests mean nothing
  * outside it. */
@@ -487,8 +488,7 @@ static int user_pair(struct parse *p, const yaml_node_t *k, const yaml_node_t *v
 	if (!u)
 		return -ENOMEM;
 	wc->users = u;
-	u[wc->n_users].name = TAKE_PTR(name);
-	u[wc->n_users++].hash = TAKE_PTR(hash);
+	u[wc->n_users++] = (struct webconfig_user){ .name = TAKE_PTR(name), .hash = TAKE_PTR(hash) };
 	return 0;
 }
 
@@ -577,6 +577,7 @@ void webconfig_free(struct webconfig *wc)
 	for (size_t i = 0; i < wc->n_users; i++) {
 		free(wc->users[i].name);
 		free(wc->users[i].hash);
+		explicit_bzero(wc->users[i].good, sizeof(wc->users[i].good));
 	}
 	free(wc->users);
 	for (size_t i = 0; i < wc->n_headers; i++) {
@@ -584,7 +585,7 @@ void webconfig_free(struct webconfig *wc)
 		free(wc->headers[i].value);
 	}
 	free(wc->headers);
-	explicit_bzero(wc->cache, sizeof(wc->cache));
+	explicit_bzero(wc->failed, sizeof(wc->failed));
 	pthread_mutex_destroy(&wc->cache_lock);
 	free(wc);
 }
@@ -921,131 +922,206 @@ static bool equal_const_time(const char *a, const char *b)
 	return d == 0;
 }
 
-/* The login's digest: HMAC-SHA256 of "user\0password" under the process's cache key. */
-static int login_digest(const char *user, const char *password, uint8_t digest[32])
+static bool digest_equal(const uint8_t x[32], const uint8_t y[32])
+{
+	uint8_t diff = 0;
+
+	for (size_t i = 0; i < 32; i++)
+		diff |= x[i] ^ y[i];
+	return diff == 0;
+}
+
+/* The user named so (the last one, as bcrypt_check() takes), or NULL. */
+static struct webconfig_user *user_of(struct webconfig *wc, const char *user)
+{
+	struct webconfig_user *found = NULL;
+
+	for (size_t i = 0; i < wc->n_users; i++)
+		if (strcmp(wc->users[i].name, user) == 0)
+			found = &wc->users[i];
+	return found;
+}
+
+/*
+ * The login's digest: HMAC-SHA256 of "user\0password\0hash" under the process's cache key,
+ * hash being the user's bcrypt hash (the first user's for an unknown one): a changed
+ * password never matches what was remembered of the old one.
+ */
+static int login_digest(const struct webconfig_user *u, const char *user, const char *password,
+			uint8_t digest[32])
 {
 	_cleanup_free_ char *msg = NULL;
-	size_t ulen = strlen(user), plen = strlen(password);
+	size_t ulen = strlen(user), plen = strlen(password), hlen = strlen(u->hash);
+	size_t len = ulen + 1 + plen + 1 + hlen;
 	int r;
 
 	pthread_once(&cache_key_once, cache_key_init);
-	msg = malloc(ulen + 1 + plen);
+	msg = malloc(len);
 	if (!msg)
 		return -ENOMEM;
 	memcpy(msg, user, ulen + 1);
-	memcpy(msg + ulen + 1, password, plen);
-	r = gnutls_hmac_fast(GNUTLS_MAC_SHA256, cache_key, sizeof(cache_key), msg, ulen + 1 + plen,
-			     digest);
-	explicit_bzero(msg, ulen + 1 + plen);
+	memcpy(msg + ulen + 1, password, plen + 1);
+	memcpy(msg + ulen + 1 + plen + 1, u->hash, hlen);
+	r = gnutls_hmac_fast(GNUTLS_MAC_SHA256, cache_key, sizeof(cache_key), msg, len, digest);
+	explicit_bzero(msg, len);
 	return r < 0 ? -EIO : 0;
 }
 
-/* Whether digest is cached; *ret_ok its result. */
-static bool cache_find(struct webconfig *wc, const uint8_t digest[32], bool *ret_ok)
+/* Whether digest is remembered: as u's good login (u may be NULL), or as a failure. */
+static bool cache_find(struct webconfig *wc, const struct webconfig_user *u,
+		       const uint8_t digest[32], bool *ret_ok)
 {
 	bool found = false;
 
 	pthread_mutex_lock(&wc->cache_lock);
-	for (size_t i = 0; i < wc->cache_used && !found; i++)
-		if (memcmp(wc->cache[i], digest, 32) == 0) {
-			*ret_ok = wc->cache_ok[i];
+	if (u && u->good_known && digest_equal(u->good, digest)) {
+		*ret_ok = true;
+		found = true;
+	}
+	for (size_t i = 0; i < wc->failed_used && !found; i++)
+		if (memcmp(wc->failed[i], digest, 32) == 0) {
+			*ret_ok = false;
 			found = true;
 		}
 	pthread_mutex_unlock(&wc->cache_lock);
 	return found;
 }
 
-static void cache_add(struct webconfig *wc, const uint8_t digest[32], bool ok)
+/* A good login takes its user's slot; a failure the oldest slot of the ring of failures. */
+static void cache_add(struct webconfig *wc, struct webconfig_user *u, const uint8_t digest[32],
+		      bool ok)
 {
 	pthread_mutex_lock(&wc->cache_lock);
-	memcpy(wc->cache[wc->cache_next], digest, 32);
-	wc->cache_ok[wc->cache_next] = ok;
-	wc->cache_next = (wc->cache_next + 1) % WEBCONFIG_AUTH_CACHE;
-	if (wc->cache_used < WEBCONFIG_AUTH_CACHE)
-		wc->cache_used++;
+	if (ok) {
+		memcpy(u->good, digest, 32);
+		u->good_known = true;
+	} else {
+		memcpy(wc->failed[wc->failed_next], digest, 32);
+		wc->failed_next = (wc->failed_next + 1) % WEBCONFIG_AUTH_CACHE;
+		if (wc->failed_used < WEBCONFIG_AUTH_CACHE)
+			wc->failed_used++;
+	}
 	pthread_mutex_unlock(&wc->cache_lock);
 }
 
 /*
- * bcrypt, one run at a time in the process, and a token bucket for the rate, taken before
- * waiting for the run: what is over the rate is refused at once instead of queueing.
+ * bcrypt, one run at a time in the process, and token buckets for the rate, taken before
+ * waiting for the run: what is over the rate is refused at once instead of queueing. Each
+ * client has its own bucket; the clients that never logged in share one more, which bounds
+ * the CPU a flood from many addresses costs. The table of clients is the process's: a
+ * reload in this process keeps who logged in (the daemon starts a new HTTP process instead).
  */
 static pthread_mutex_t bcrypt_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t token_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ratelimit bcrypt_bucket = { /* under token_lock */
+static struct ratelimit bcrypt_bucket = { /* under token_lock, as what follows */
 	.rate = WEBCONFIG_BCRYPT_PER_SECOND,
 	.burst = WEBCONFIG_BCRYPT_BURST,
 };
+static struct clientlimit_slot client_slots[WEBCONFIG_LOGIN_CLIENTS];
+static struct clientlimit clients = {
+	.slots = client_slots,
+	.n = WEBCONFIG_LOGIN_CLIENTS,
+	.rate = WEBCONFIG_BCRYPT_CLIENT_PER_SECOND,
+	.burst = WEBCONFIG_BCRYPT_CLIENT_BURST,
+};
 
-void webconfig_set_bcrypt_rate(double per_second, double burst)
+void webconfig_set_bcrypt_rate(double per_second, double burst, double client_per_second,
+			       double client_burst)
 {
 	pthread_mutex_lock(&token_lock);
 	bcrypt_bucket = (struct ratelimit){ .rate = per_second, .burst = burst };
+	clientlimit_init(&clients, client_slots, WEBCONFIG_LOGIN_CLIENTS, client_per_second,
+			 client_burst);
 	pthread_mutex_unlock(&token_lock);
 }
 
-/* Takes a token, false when none is left. */
-static bool bcrypt_take_token(void)
+/* Takes the tokens of a bcrypt run for client: OK, or which budget is spent. */
+static enum webconfig_login bcrypt_take_token(const uint8_t client[CLIENTLIMIT_KEY_LEN])
 {
-	uint64_t suppressed;
-	bool ok;
+	enum webconfig_login res = WEBCONFIG_LOGIN_OK;
+	uint64_t now = monotonic_ns() + 1, suppressed;
+	bool proven;
 
 	pthread_mutex_lock(&token_lock);
-	ok = ratelimit_take(&bcrypt_bucket, monotonic_ns() + 1, &suppressed);
+	if (!clientlimit_take(&clients, client, now, &proven))
+		res = WEBCONFIG_LOGIN_BUSY_CLIENT;
+	else if (!proven && !ratelimit_take(&bcrypt_bucket, now, &suppressed))
+		res = WEBCONFIG_LOGIN_BUSY_ALL;
 	pthread_mutex_unlock(&token_lock);
-	return ok;
+	return res;
 }
 
-/* Under bcrypt_lock: the bcrypt check itself. */
-static bool bcrypt_check(const struct webconfig *wc, const char *user, const char *password)
+static void client_prove(const uint8_t client[CLIENTLIMIT_KEY_LEN])
 {
-	const struct webconfig_user *found = NULL;
+	pthread_mutex_lock(&token_lock);
+	clientlimit_prove(&clients, client);
+	pthread_mutex_unlock(&token_lock);
+}
+
+/* Under bcrypt_lock: the bcrypt check itself, of user u (NULL: unknown). */
+static bool bcrypt_check(const struct webconfig *wc, const struct webconfig_user *u,
+			 const char *password)
+{
 	_cleanup_free_ struct crypt_data *cd = NULL;
 	const char *out;
 	bool ok;
 
-	for (size_t i = 0; i < wc->n_users; i++)
-		if (strcmp(wc->users[i].name, user) == 0)
-			found = &wc->users[i];
 	cd = calloc(1, sizeof(*cd));
 	if (!cd)
 		return false;
 	/* An unknown user is checked against a real hash too, then refused. */
-	out = crypt_r(password, found ? found->hash : wc->users[0].hash, cd);
-	ok = found && out && out[0] != '*' && equal_const_time(out, found->hash);
+	out = crypt_r(password, u ? u->hash : wc->users[0].hash, cd);
+	ok = u && out && out[0] != '*' && equal_const_time(out, u->hash);
 	explicit_bzero(cd, sizeof(*cd));
 	return ok;
 }
 
-enum webconfig_login webconfig_login(struct webconfig *wc, const char *user, const char *password)
+/* Under bcrypt_lock: the answer remembered meanwhile, else bcrypt's, remembered. */
+static bool check_and_remember(struct webconfig *wc, struct webconfig_user *u, const char *password,
+			       const uint8_t digest[32])
+{
+	bool ok;
+
+	/* the same login may have been checked while this one waited for the lock */
+	if (cache_find(wc, u, digest, &ok))
+		return ok;
+	ok = bcrypt_check(wc, u, password);
+	cache_add(wc, u, digest, ok);
+	return ok;
+}
+
+enum webconfig_login webconfig_login(struct webconfig *wc, const char *user, const char *password,
+				     const uint8_t client[16])
 {
 	enum webconfig_login res;
+	struct webconfig_user *u;
 	uint8_t digest[32];
 	bool ok;
 
 	if (!wc || wc->n_users == 0 || !user || !password)
 		return WEBCONFIG_LOGIN_REFUSED;
-	if (login_digest(user, password, digest) < 0)
+	u = user_of(wc, user);
+	if (login_digest(u ? u : &wc->users[0], user, password, digest) < 0)
 		return WEBCONFIG_LOGIN_REFUSED;
-	if (cache_find(wc, digest, &ok))
+	/* remembered, right or wrong: no bcrypt, and no budget taken */
+	if (cache_find(wc, u, digest, &ok))
 		return ok ? WEBCONFIG_LOGIN_OK : WEBCONFIG_LOGIN_REFUSED;
 
-	if (!bcrypt_take_token())
-		return WEBCONFIG_LOGIN_BUSY;
+	res = bcrypt_take_token(client);
+	if (res != WEBCONFIG_LOGIN_OK)
+		return res;
 	pthread_mutex_lock(&bcrypt_lock);
-	/* the same login may have been checked while this one waited for the lock */
-	if (cache_find(wc, digest, &ok))
-		res = ok ? WEBCONFIG_LOGIN_OK : WEBCONFIG_LOGIN_REFUSED;
-	else {
-		ok = bcrypt_check(wc, user, password);
-		cache_add(wc, digest, ok);
-		res = ok ? WEBCONFIG_LOGIN_OK : WEBCONFIG_LOGIN_REFUSED;
-	}
+	ok = check_and_remember(wc, u, password, digest);
 	pthread_mutex_unlock(&bcrypt_lock);
-	return res;
+	if (!ok)
+		return WEBCONFIG_LOGIN_REFUSED;
+	client_prove(client);
+	return WEBCONFIG_LOGIN_OK;
 }
 
 bool webconfig_check_login(struct webconfig *wc, const char *user, const char *password)
 {
-	return webconfig_login(wc, user, password) == WEBCONFIG_LOGIN_OK;
+	static const uint8_t nobody[CLIENTLIMIT_KEY_LEN];
+
+	return webconfig_login(wc, user, password, nobody) == WEBCONFIG_LOGIN_OK;
 }

@@ -46,6 +46,10 @@ enum webconfig_tls_version {
 struct webconfig_user {
 	char *name;
 	char *hash; /* bcrypt: $2a$, $2b$ or $2y$ */
+	/* The login bcrypt last accepted for this user (under the config's cache_lock): one slot
+	 * per user, apart from the failures, so that no number of wrong passwords evicts it. */
+	uint8_t good[32];
+	bool good_known;
 };
 
 struct webconfig_header {
@@ -60,10 +64,19 @@ struct webconfig_pem {
 	size_t len;
 };
 
+/* Wrong logins remembered (the right ones have a slot per user). */
 #define WEBCONFIG_AUTH_CACHE 256
-/* bcrypt runs allowed per second (and at once after a quiet time), for all clients together */
+/*
+ * bcrypt runs allowed per second (and at once after a quiet time): for each client (an IPv4
+ * address or an IPv6 /64), and for all the clients that never logged in together. A client
+ * that did log in has only its own budget; a login remembered costs no bcrypt and no budget.
+ */
+#define WEBCONFIG_BCRYPT_CLIENT_PER_SECOND 1
+#define WEBCONFIG_BCRYPT_CLIENT_BURST 5
 #define WEBCONFIG_BCRYPT_PER_SECOND 5
 #define WEBCONFIG_BCRYPT_BURST 10
+/* Clients whose budget is kept (the table is the process's, kept across webconfig_load()s). */
+#define WEBCONFIG_LOGIN_CLIENTS 1024
 
 /* Entries of cipher_suites and curve_preferences kept (more are refused). */
 #define WEBCONFIG_MAX_SUITES 32
@@ -87,14 +100,14 @@ struct webconfig {
 	struct webconfig_header *headers; /* added to every response */
 	size_t n_headers;
 
-	/* Logins checked, right and wrong, keyed by a keyed hash of user and password, so that
-	 * neither a scrape nor a client repeating a wrong password pays bcrypt's cost each
-	 * time. Reset with the config. */
+	/* Logins checked, keyed by a keyed hash of user, password and the user's hash, so that
+	 * neither a scrape nor a client repeating a wrong password pays bcrypt's cost each time:
+	 * the right ones in users[].good, the wrong ones in a ring of their own. Reset with the
+	 * config. */
 	pthread_mutex_t cache_lock;
-	uint8_t cache[WEBCONFIG_AUTH_CACHE][32];
-	bool cache_ok[WEBCONFIG_AUTH_CACHE];
-	size_t cache_next;
-	size_t cache_used;
+	uint8_t failed[WEBCONFIG_AUTH_CACHE][32];
+	size_t failed_next;
+	size_t failed_used;
 };
 
 /* Largest web config file read. */
@@ -135,23 +148,31 @@ static inline bool webconfig_has_auth(const struct webconfig *wc)
 enum webconfig_login {
 	WEBCONFIG_LOGIN_REFUSED,
 	WEBCONFIG_LOGIN_OK,
-	WEBCONFIG_LOGIN_BUSY, /* not checked: over WEBCONFIG_BCRYPT_PER_SECOND; try later */
+	/* not checked, try later: the client is over WEBCONFIG_BCRYPT_CLIENT_PER_SECOND */
+	WEBCONFIG_LOGIN_BUSY_CLIENT,
+	/* not checked: the clients that never logged in are over WEBCONFIG_BCRYPT_PER_SECOND */
+	WEBCONFIG_LOGIN_BUSY_ALL,
 };
 
 /*
- * Checks a basic auth login. An unknown user costs a bcrypt run as well, so that the answer's
- * timing does not tell which users exist. bcrypt runs one at a time in the process and at
- * most WEBCONFIG_BCRYPT_PER_SECOND; the results, good and bad, are cached.
+ * Checks a basic auth login from client (clientlimit_key()). An unknown user costs a bcrypt
+ * run as well, so that the answer's timing does not tell which users exist. A login
+ * remembered (right or wrong) answers at once; bcrypt runs one at a time in the process,
+ * within the client's budget and, for a client that never logged in, the common one.
  */
-enum webconfig_login webconfig_login(struct webconfig *wc, const char *user, const char *password);
+enum webconfig_login webconfig_login(struct webconfig *wc, const char *user, const char *password,
+				     const uint8_t client[16]);
 
 /*
- * The bcrypt rate limit, WEBCONFIG_BCRYPT_PER_SECOND after a burst of WEBCONFIG_BCRYPT_BURST
- * unless changed here (tests that need many bcrypt runs lift it); the bucket starts full.
+ * The bcrypt rate limits (the defaults above unless changed here: tests that need many bcrypt
+ * runs lift them): per_second after a burst of burst for the clients that never logged in
+ * together, client_per_second and client_burst for each. Every bucket starts full and the
+ * table of clients empty.
  */
-void webconfig_set_bcrypt_rate(double per_second, double burst);
+void webconfig_set_bcrypt_rate(double per_second, double burst, double client_per_second,
+			       double client_burst);
 
-/* webconfig_login() == WEBCONFIG_LOGIN_OK. */
+/* webconfig_login() from the client of key zero == WEBCONFIG_LOGIN_OK. */
 bool webconfig_check_login(struct webconfig *wc, const char *user, const char *password);
 
 const char *webconfig_client_auth_name(enum webconfig_client_auth a);

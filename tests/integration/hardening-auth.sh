@@ -4,7 +4,8 @@
 # login, 200 with the right one; reloads (a new password, a bad file kept out, with its line and
 # column); a bad web config at start; the scheme name in any case, a password with a NUL,
 # /metrics%00; HEAD starts no scan; wrong passwords rate-limited (429) and cached, their CPU
-# cost read from /proc.
+# cost read from /proc; a flood of failed logins from one address (IPv4, then ::1) does not keep
+# the right password out.
 # Ends with "N passed, N failed, N skipped" (tests/lib/tap.sh).
 set -uo pipefail
 # shellcheck source=tests/integration/lib-hardening.sh
@@ -126,6 +127,72 @@ hard_auth() {
 	stop_exporter
 }
 
+# count_of STATUS COUNTS: N of "STATUS=N" in login_flood.py's counts, 0 when absent
+count_of() { local c=" $2 "; c=${c#* "$1"=}; [ "$c" = " $2 " ] && echo 0 || echo "${c%% *}"; }
+
+# ready: waits (up to 20 s) for /-/ready, so that no scrape of a flood waits for a first scan
+ready() { for _ in $(seq 200); do [ "$(code "$1/-/ready")" = 200 ] && return; sleep 0.1; done; }
+
+# flood_check WHAT OUT: every scrape of the good client answered 200, the attacker refused with
+# 429 and never let in (OUT: login_flood.py's line)
+flood_check() {
+	local what=$1 good=${2#good } bad=${2#* attacker }
+	good=${good%% attacker*}
+	echo "  | $what: $2"
+	if [[ $good =~ ^200=([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -ge 15 ]; then
+		pass "$what: every scrape of the right password answered 200 ($good)"
+	else
+		fail "$what: the right password was not always let in ($good)"
+	fi
+	[ "$(count_of 429 "$bad")" -gt 0 ] && pass "$what: the attacker gets 429" ||
+		fail "$what: the attacker was never refused 429 ($bad)"
+	[ "$(count_of 200 "$bad")" -eq 0 ] && pass "$what: no random password let in" ||
+		fail "$what: a random password got 200 ($bad)"
+}
+
+# Failed logins cannot lock the scraper out: 8 keep-alive connections from 127.0.0.2 send random
+# passwords for alice as fast as they are answered; from one second in, a scraper on 127.0.0.1
+# sends the right one every 0.5 s for 10 s (for the landing page, behind the same login as
+# /metrics, so that the count does not hang on how fast a loaded host scans). Then the same
+# from ::1 against a dual-stack listener, the scraper's address IPv4-mapped. (On the code
+# before, the scraper got 429 on all 20 scrapes: one bcrypt bucket for the whole process,
+# drained by the attacker.)
+auth_flood() {
+	local out bad m port6
+	printf "basic_auth_users:\n  alice: '%s'\n" "$(bcrypt s3cret)" >"$work/flood.yml"
+	port6=$(pick_port $((port + 1))) || { fail "flood: no free port"; return; }
+	if ! start_exporter --web.config.file="$work/flood.yml" --web.listen-address=":$port6"; then
+		return
+	fi
+	ready "$base"
+	out=$("$py" "$hostile/login_flood.py" "$port" alice s3cret 127.0.0.1 127.0.0.2 8 10 /)
+	flood_check "flood from 127.0.0.2" "$out"
+	bad=${out#* attacker }
+	# every refusal counted, by reason: the attacker's 401s are the wrong logins, its 429s the
+	# client's rate (the scraper's logins all passed)
+	m=$(curl -s -u alice:s3cret "$base/metrics")
+	eq "flood: wrong logins counted" \
+		"$(sed -n 's/^cachestat_http_logins_refused_total{reason="wrong"} //p' <<<"$m")" "$(count_of 401 "$bad")"
+	eq "flood: one warning for the attacker's 429s" "$(grep -c 'logins answered 429' "$log")" 1
+	eq "flood: the client's rate limit counted" \
+		"$(sed -n 's/^cachestat_http_logins_refused_total{reason="client_rate"} //p' <<<"$m")" \
+		"$(count_of 429 "$bad")"
+	if ! (echo >/dev/tcp/::1/"$port6") 2>/dev/null; then
+		skip "flood from ::1" "no IPv6 loopback (::1) here"
+		stop_exporter
+		return
+	fi
+	# started again: nothing remembered of the scraper, its first login needs bcrypt too
+	if ! start_exporter --web.config.file="$work/flood.yml" --web.listen-address=":$port6"; then
+		return
+	fi
+	ready "$base"
+	out=$("$py" "$hostile/login_flood.py" "$port6" alice s3cret 127.0.0.1 ::1 8 10 /)
+	flood_check "flood from ::1, scraper IPv4-mapped" "$out"
+	stop_exporter
+}
+
 hard_auth
+auth_flood
 stop_exporter
 finish

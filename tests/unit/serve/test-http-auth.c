@@ -5,6 +5,7 @@
  * a wrong password, an unknown user, an empty or a one-letter-off password; 200 with the right
  * one, again from the login cache, and the cache never lets a wrong password through. The
  * probes' paths, /-/healthy and /-/ready, answer without a login while everything else wants it.
+ * bcrypt's budget is per client address, and its refusals are counted.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -27,6 +28,7 @@
 #include "serve/http.h"
 #include "serve/scheduler.h"
 #include "serve/served.h"
+#include "serve/webconfig.h"
 
 static char cgroot[] = "/tmp/cse-auth-cg-XXXXXX";
 static const struct render_meta meta = { .version = "t", .revision = "t" };
@@ -45,17 +47,23 @@ static struct scheduler *make_scheduler(void)
 	return sched;
 }
 
-/* GET path on 127.0.0.1:port with the Authorization header auth (or none); the response. */
-static char *get(unsigned port, const char *path, const char *auth)
+/*
+ * GET path on 127.0.0.1:port from 127.0.0.FROM with the Authorization header auth (or none);
+ * the response (its first 64 KiB).
+ */
+static char *get_from(unsigned from, unsigned port, const char *path, const char *auth)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	static char buf[8192];
+	struct sockaddr_in src = { .sin_family = AF_INET };
+	static char buf[65536];
 	char req[512];
 	size_t n = 0;
 	ssize_t r;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	assert_true(fd >= 0);
+	src.sin_addr.s_addr = htonl(INADDR_LOOPBACK - 1 + from);
+	assert_int_equal(bind(fd, (struct sockaddr *)&src, sizeof(src)), 0);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: x\r\n%s%s%s\r\n", path,
@@ -66,6 +74,11 @@ static char *get(unsigned port, const char *path, const char *auth)
 	buf[n] = '\0';
 	close(fd);
 	return buf;
+}
+
+static char *get(unsigned port, const char *path, const char *auth)
+{
+	return get_from(1, port, path, auth);
 }
 
 static char web_yml[] = "/tmp/cse-auth-XXXXXX";
@@ -105,6 +118,7 @@ static void test_basic_auth(void **state)
 	char *resp;
 
 	(void)state;
+	webconfig_set_bcrypt_rate(1e6, 1e6, 1e6, 1e6); /* the limits are the next test's */
 	write_web_config();
 	served_start(&o, sched, 39651, &sv);
 	port = sv.port;
@@ -140,6 +154,55 @@ static void test_basic_auth(void **state)
 	scheduler_free(sched);
 	rmdir(cgroot);
 	unlink(web_yml);
+}
+
+/*
+ * The bcrypt budget is per client: 127.0.0.2 guessing gets 401 three times, then 429, while
+ * 127.0.0.1 logs in; once the right login is remembered, it answers 127.0.0.2 as well, its
+ * budget spent or not. The refusals are counted by reason.
+ */
+static void test_login_limits(void **state)
+{
+	struct http_options o = {
+		.telemetry_path = "/metrics",
+		.connection_limit = 8,
+		.connection_timeout = 5,
+		.web_config_file = web_yml,
+	};
+	struct served sv;
+	unsigned port;
+	struct scheduler *sched;
+	char *resp;
+
+	(void)state;
+	strcpy(cgroot, "/tmp/cse-auth-cg-XXXXXX");
+	strcpy(web_yml, "/tmp/cse-auth-XXXXXX");
+	sched = make_scheduler();
+	write_web_config();
+	/* a thousandth of a run a second: the buckets do not refill while the test runs */
+	webconfig_set_bcrypt_rate(0.001, WEBCONFIG_BCRYPT_BURST, 0.001, 3);
+	served_start(&o, sched, 39851, &sv);
+	port = sv.port;
+	assert_non_null(strstr(get_from(2, port, "/metrics", "YWxpY2U6d3Jvbmc="), " 401 ")); /* alice:wrong */
+	assert_non_null(strstr(get_from(2, port, "/metrics", "YWxpY2U6czNjcmU="), " 401 ")); /* alice:s3cre */
+	assert_non_null(strstr(get_from(2, port, "/metrics", "YWxpY2U6"), " 401 "));         /* alice: */
+	resp = get_from(2, port, "/metrics", "YWxpY2U6eA=="); /* alice:x */
+	assert_non_null(strstr(resp, " 429 "));
+	assert_non_null(strstr(resp, "Retry-After: 1"));
+	assert_non_null(strstr(get_from(2, port, "/metrics", "YWxpY2U6czNjcmV0"), " 429 "));
+	/* another address has its budget: the right login gets in and is remembered */
+	assert_non_null(strstr(get_from(1, port, "/metrics", "YWxpY2U6czNjcmV0"), " 200 "));
+	resp = get_from(2, port, "/metrics", "YWxpY2U6czNjcmV0");
+	assert_non_null(strstr(resp, " 200 "));
+	assert_non_null(strstr(resp, "\ncachestat_http_logins_refused_total{reason=\"wrong\"} 3\n"));
+	assert_non_null(strstr(resp, "\ncachestat_http_logins_refused_total{reason=\"client_rate\"} 2\n"));
+	assert_non_null(strstr(resp, "\ncachestat_http_logins_refused_total{reason=\"new_clients_rate\"} 0\n"));
+	served_stop(&sv);
+	scheduler_free(sched);
+	rmdir(cgroot);
+	unlink(web_yml);
+	webconfig_set_bcrypt_rate(WEBCONFIG_BCRYPT_PER_SECOND, WEBCONFIG_BCRYPT_BURST,
+				  WEBCONFIG_BCRYPT_CLIENT_PER_SECOND, WEBCONFIG_BCRYPT_CLIENT_BURST);
 }
 
 /* /-/ready before any scrape: it starts the first scan itself, and answers 200 once it ended. */
@@ -184,6 +247,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic_auth),
 		cmocka_unit_test(test_ready_starts_first_scan),
+		cmocka_unit_test(test_login_limits),
 	};
 
 	return cmocka_run_group_tests_name("http-auth", tests, NULL, NULL);

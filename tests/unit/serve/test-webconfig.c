@@ -341,16 +341,40 @@ static struct webconfig *auth_config(void)
 	return wc;
 }
 
+/* The client keys of the tests below: IPv4 10.0.0.N */
+static void client(uint8_t key[16], unsigned n)
+{
+	memset(key, 0, 16);
+	key[12] = 10;
+	key[14] = (uint8_t)(n >> 8);
+	key[15] = (uint8_t)n;
+}
+
+/* Every bucket full and no client known: rate and burst for all, client_* for each. */
+static void limits(double rate, double burst, double client_rate, double client_burst)
+{
+	webconfig_set_bcrypt_rate(rate, burst, client_rate, client_burst);
+}
+
+static void limits_default(void)
+{
+	limits(WEBCONFIG_BCRYPT_PER_SECOND, WEBCONFIG_BCRYPT_BURST, WEBCONFIG_BCRYPT_CLIENT_PER_SECOND,
+	       WEBCONFIG_BCRYPT_CLIENT_BURST);
+}
+
 static void test_login(void **state)
 {
 	struct webconfig *wc = auth_config();
 
 	(void)state;
+	limits(1e6, 1e6, 1e6, 1e6);
 	assert_true(webconfig_check_login(wc, "alice", "right"));
-	assert_int_equal(wc->cache_used, 1);
+	assert_true(wc->users[0].good_known);
+	assert_false(wc->users[1].good_known);
+	assert_int_equal(wc->failed_used, 0);
 	assert_true(webconfig_check_login(wc, "alice", "right")); /* from the cache */
-	assert_int_equal(wc->cache_used, 1);
 	assert_true(webconfig_check_login(wc, "bob", "other"));
+	assert_true(wc->users[1].good_known);
 	assert_false(webconfig_check_login(wc, "alice", "wrong"));
 	assert_false(webconfig_check_login(wc, "alice", "other"));   /* bob's password */
 	assert_false(webconfig_check_login(wc, "bob", "right"));     /* alice's */
@@ -360,10 +384,14 @@ static void test_login(void **state)
 	assert_false(webconfig_check_login(wc, NULL, "right"));
 	assert_false(webconfig_check_login(wc, "Alice", "right"));
 	assert_false(webconfig_check_login(wc, "alice", "right "));
-	assert_int_equal(wc->cache_used, 9); /* failures are cached too */
+	assert_int_equal(wc->failed_used, 7); /* failures are cached too, apart */
 	assert_false(webconfig_check_login(wc, "alice", "wrong")); /* from the cache */
-	assert_int_equal(wc->cache_used, 9);
+	assert_int_equal(wc->failed_used, 7);
+	/* neither failure took a good login's place */
+	assert_true(wc->users[0].good_known);
+	assert_true(wc->users[1].good_known);
 	assert_false(webconfig_check_login(NULL, "alice", "right"));
+	limits_default();
 	webconfig_free(wc);
 }
 
@@ -376,54 +404,126 @@ static void test_login_no_users(void **state)
 	webconfig_free(wc);
 }
 
-/* The cache holds at most WEBCONFIG_AUTH_CACHE logins and keeps working when it wraps. */
-static void test_login_cache_wraps(void **state)
+/*
+ * A good login stays remembered however many failures come after it, for the same user from
+ * the same client: with every budget then empty, it still answers OK (no bcrypt, no budget)
+ * while a new wrong password is not checked.
+ */
+static void test_login_failures_never_evict_success(void **state)
 {
 	struct webconfig *wc = auth_config();
+	uint8_t key[16];
+	char pw[32];
 
 	(void)state;
-	usleep(2100000); /* a full bucket of bcrypt runs after the tests before */
-	assert_true(webconfig_check_login(wc, "alice", "right"));
-	/* fill the cache with other entries by hand: digests that match nothing */
-	for (size_t i = 0; i < WEBCONFIG_AUTH_CACHE; i++) {
-		memset(wc->cache[wc->cache_next], (int)i + 1, sizeof(wc->cache[0]));
-		wc->cache_next = (wc->cache_next + 1) % WEBCONFIG_AUTH_CACHE;
-		if (wc->cache_used < WEBCONFIG_AUTH_CACHE)
-			wc->cache_used++;
+	client(key, 1);
+	limits(1e6, 1e6, 1e6, 1e6);
+	assert_int_equal(webconfig_login(wc, "alice", "right", key), WEBCONFIG_LOGIN_OK);
+	for (int i = 0; i < 2 * WEBCONFIG_AUTH_CACHE + 1; i++) {
+		snprintf(pw, sizeof(pw), "guess%d", i);
+		assert_int_equal(webconfig_login(wc, "alice", pw, key), WEBCONFIG_LOGIN_REFUSED);
 	}
-	assert_int_equal(wc->cache_used, WEBCONFIG_AUTH_CACHE);
-	assert_true(webconfig_check_login(wc, "alice", "right")); /* bcrypt again */
-	assert_false(webconfig_check_login(wc, "alice", "wrong"));
+	assert_int_equal(wc->failed_used, WEBCONFIG_AUTH_CACHE);
+	limits(0, 0, 0, 0);
+	assert_int_equal(webconfig_login(wc, "alice", "right", key), WEBCONFIG_LOGIN_OK);
+	assert_int_equal(webconfig_login(wc, "alice", "new guess", key), WEBCONFIG_LOGIN_BUSY_CLIENT);
+	/* bob never logged in: his right password needs bcrypt, and there is no budget */
+	assert_int_equal(webconfig_login(wc, "bob", "other", key), WEBCONFIG_LOGIN_BUSY_CLIENT);
+	limits_default();
 	webconfig_free(wc);
 }
 
 /*
- * bcrypt runs are rate-limited for the whole process: past the burst, a login not in the
- * cache is not checked (BUSY) until the bucket refills; cached ones still answer.
+ * A good login is remembered for its config only: the same file parsed again (a reload)
+ * checks it with bcrypt again, and a new password for the user is never taken for the old.
  */
-static void test_login_rate_limit(void **state)
+static void test_login_remembered_per_config(void **state)
 {
-	struct webconfig *wc = auth_config();
-	enum webconfig_login r = WEBCONFIG_LOGIN_REFUSED;
-	char pw[32];
-	int checked = 0;
+	struct webconfig *wc = auth_config(), *again = auth_config();
+	uint8_t key[16];
 
 	(void)state;
-	usleep(2100000); /* a full bucket */
-	assert_int_equal(webconfig_login(wc, "alice", "right"), WEBCONFIG_LOGIN_OK);
-	for (int i = 0; i < 3 * WEBCONFIG_BCRYPT_BURST && r != WEBCONFIG_LOGIN_BUSY; i++) {
-		snprintf(pw, sizeof(pw), "guess%d", i);
-		r = webconfig_login(wc, "alice", pw);
-		checked += r == WEBCONFIG_LOGIN_REFUSED;
-	}
-	assert_int_equal(r, WEBCONFIG_LOGIN_BUSY);
-	/* the burst, and what refilled while the runs took their time */
-	assert_in_range(checked, WEBCONFIG_BCRYPT_BURST - 1, WEBCONFIG_BCRYPT_BURST + 5);
-	assert_int_equal(webconfig_login(wc, "alice", "right"), WEBCONFIG_LOGIN_OK);  /* cached */
-	assert_int_equal(webconfig_login(wc, "alice", "guess0"), WEBCONFIG_LOGIN_REFUSED);
-	usleep(1000000 / WEBCONFIG_BCRYPT_PER_SECOND + 100000);
-	assert_int_equal(webconfig_login(wc, "alice", "after"), WEBCONFIG_LOGIN_REFUSED);
+	client(key, 2);
+	limits(1e6, 1e6, 1e6, 1e6);
+	assert_int_equal(webconfig_login(wc, "alice", "right", key), WEBCONFIG_LOGIN_OK);
+	limits(0, 0, 0, 0);
+	assert_int_equal(webconfig_login(wc, "alice", "right", key), WEBCONFIG_LOGIN_OK);
+	assert_int_equal(webconfig_login(again, "alice", "right", key), WEBCONFIG_LOGIN_BUSY_CLIENT);
+	limits(1e6, 1e6, 1e6, 1e6);
+	assert_int_equal(webconfig_login(again, "alice", "right", key), WEBCONFIG_LOGIN_OK);
+	limits_default();
 	webconfig_free(wc);
+	webconfig_free(again);
+}
+
+/*
+ * bcrypt runs are limited per client: past its burst, a client's login not remembered is not
+ * checked (BUSY_CLIENT), while another client's is; a remembered login still answers. (The
+ * buckets barely refill here: the rates are a thousandth of a run a second.)
+ */
+static void test_login_rate_per_client(void **state)
+{
+	struct webconfig *wc = auth_config();
+	uint8_t a[16], b[16];
+	char pw[32];
+
+	(void)state;
+	client(a, 3);
+	client(b, 4);
+	limits(0.001, 100, 0.001, 3);
+	assert_int_equal(webconfig_login(wc, "alice", "right", a), WEBCONFIG_LOGIN_OK);
+	for (int i = 0; i < 2; i++) {
+		snprintf(pw, sizeof(pw), "guess%d", i);
+		assert_int_equal(webconfig_login(wc, "alice", pw, a), WEBCONFIG_LOGIN_REFUSED);
+	}
+	assert_int_equal(webconfig_login(wc, "alice", "guess2", a), WEBCONFIG_LOGIN_BUSY_CLIENT);
+	assert_int_equal(webconfig_login(wc, "alice", "guess3", a), WEBCONFIG_LOGIN_BUSY_CLIENT);
+	assert_int_equal(webconfig_login(wc, "alice", "right", a), WEBCONFIG_LOGIN_OK);  /* cached */
+	assert_int_equal(webconfig_login(wc, "alice", "guess0", a), WEBCONFIG_LOGIN_REFUSED); /* cached */
+	/* another client has its own budget */
+	assert_int_equal(webconfig_login(wc, "alice", "guess2", b), WEBCONFIG_LOGIN_REFUSED);
+	assert_int_equal(webconfig_login(wc, "bob", "other", b), WEBCONFIG_LOGIN_OK);
+	limits_default();
+	webconfig_free(wc);
+}
+
+/*
+ * The clients that never logged in share one more budget, so that a flood from many addresses
+ * is bounded too; a client that logged in before (kept across configs) is not held by it.
+ */
+static void test_login_rate_new_clients(void **state)
+{
+	struct webconfig *wc = auth_config(), *again;
+	uint8_t key[16], proven[16];
+	int checked = 0;
+	char pw[32];
+
+	(void)state;
+	client(proven, 1000);
+	limits(0.001, 10, 0.001, 3);
+	assert_int_equal(webconfig_login(wc, "alice", "right", proven), WEBCONFIG_LOGIN_OK);
+	for (unsigned i = 0; i < 20; i++) {
+		enum webconfig_login r;
+
+		client(key, 100 + i);
+		snprintf(pw, sizeof(pw), "guess%u", i);
+		r = webconfig_login(wc, "alice", pw, key);
+		if (r == WEBCONFIG_LOGIN_REFUSED)
+			checked++;
+		else
+			assert_int_equal(r, WEBCONFIG_LOGIN_BUSY_ALL);
+	}
+	assert_int_equal(checked, 10 - 1); /* the burst, less the proven client's first login */
+	/* a reload forgets the logins, not who logged in: bcrypt runs for it on its own budget */
+	again = auth_config();
+	assert_int_equal(webconfig_login(again, "alice", "right", proven), WEBCONFIG_LOGIN_OK);
+	client(key, 99);
+	assert_int_equal(webconfig_login(again, "alice", "guess99", key), WEBCONFIG_LOGIN_BUSY_ALL);
+	/* the good login now remembered answers any client, at no cost */
+	assert_int_equal(webconfig_login(again, "alice", "right", key), WEBCONFIG_LOGIN_OK);
+	limits_default();
+	webconfig_free(wc);
+	webconfig_free(again);
 }
 
 static char tmpdir[64];
@@ -526,8 +626,10 @@ int main(void)
 		cmocka_unit_test(test_users),
 		cmocka_unit_test(test_login),
 		cmocka_unit_test(test_login_no_users),
-		cmocka_unit_test(test_login_cache_wraps),
-		cmocka_unit_test(test_login_rate_limit),
+		cmocka_unit_test(test_login_failures_never_evict_success),
+		cmocka_unit_test(test_login_remembered_per_config),
+		cmocka_unit_test(test_login_rate_per_client),
+		cmocka_unit_test(test_login_rate_new_clients),
 		cmocka_unit_test_setup_teardown(test_load_files, setup_dir, teardown_dir),
 	};
 
