@@ -26,6 +26,7 @@ enum skip_reason {
 	SKIP_NO_ACCESS,   /* the process holding it could not have asked cachestat about it */
 	SKIP_FS_TYPE,     /* on a file system --collector.cachestat.fs-types-exclude names */
 	SKIP_MOUNT_STUCK, /* on a mount a scan is stuck on (quarantine.h) */
+	SKIP_MOUNT_CAPPED, /* its mount namespace's table or its overlay over a cap (fstypes.h) */
 	_SKIP_MAX,
 };
 
@@ -95,6 +96,9 @@ enum snap_cap {
 	_SNAP_CAP_MAX,
 };
 
+/* The caps on mount tables: cachestat_scan_mounts_capped_total{cap} (fstypes.h's order). */
+#define SNAP_MOUNT_CAPS 3
+
 /* Which caps bit in a scan, for the log. */
 struct snap_cap_note {
 	size_t max_cgroups, max_per_owner;
@@ -119,6 +123,10 @@ struct snapshot {
 	char *problem;               /* first thing that went wrong in the scan, for the log */
 	uint64_t capped[_SNAP_CAP_MAX]; /* scans a cap left cgroups out of, since start */
 	struct snap_cap_note *cap_note; /* set when which caps bit changed since the last scan */
+	/* tables and overlays over a mount cap (enum fstypes_cap order), since start */
+	uint64_t mounts_capped[SNAP_MOUNT_CAPS];
+	unsigned mounts_cap_new; /* bits of the mount caps that bit this scan and not the last */
+	size_t mounts_cap_limits[SNAP_MOUNT_CAPS]; /* their values, for the log */
 	/* What frees a slot's data (snap_cgroup.data), set by the snapshot's maker (registry.h). */
 	void (*free_data[COLLECTORS_MAX])(void *data);
 	int refs;

@@ -135,6 +135,17 @@ void scheduler_log_cap_note(const struct snap_cap_note *n)
 		 n->max_cgroups, n->max_per_owner, n->node ? "true" : "false", n->owners_cut, n->uids);
 }
 
+void scheduler_log_mounts_capped(const struct snapshot *s)
+{
+	static const char *const caps[SNAP_MOUNT_CAPS] = { "mounts", "bytes", "layers" };
+
+	for (int i = 0; i < SNAP_MOUNT_CAPS; i++)
+		if (s->mounts_cap_new & (1u << i))
+			log_warn("a mount namespace's table or an overlay over a cap: the files on its "
+				 "mounts are skipped as mount_capped, the rest of the node is scanned"
+				 "\tcap=%s\tlimit=%zu", caps[i], s->mounts_cap_limits[i]);
+}
+
 static void *scanner(void *arg)
 {
 	struct scan_job *j = arg;
@@ -149,6 +160,7 @@ static void *scanner(void *arg)
 		/* a change of which cgroup caps bite: once, not every scan */
 		if (snap->cap_note)
 			scheduler_log_cap_note(snap->cap_note);
+		scheduler_log_mounts_capped(snap);
 		pthread_mutex_lock(&s->lock);
 		max_body = s->max_body_bytes;
 		pthread_mutex_unlock(&s->lock);

@@ -71,6 +71,9 @@ void scheduler_set_min_interval(struct scheduler *s, double seconds);
 /* Logs which cgroup caps bit (snapshot.cap_note, set only when that changed): once, not per scan. */
 void scheduler_log_cap_note(const struct snap_cap_note *n);
 
+/* Logs each mount cap (fstypes.h) that began to bite with this scan, once. */
+void scheduler_log_mounts_capped(const struct snapshot *s);
+
 /* A body's bytes at most (RENDER_DEFAULT_MAX_BYTES until set). */
 void scheduler_set_max_body_bytes(struct scheduler *s, size_t bytes);
 
