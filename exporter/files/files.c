@@ -252,7 +252,7 @@ void files_load_mounts(struct files_ctx *ctx)
 	ctx->fstypes->deadline_ns = ctx->deadline_ns;
 	if (read_bounded_at(ctx->procfs_fd, "1/mountinfo", ctx->fstypes->lim.max_bytes, &buf,
 			    &len) == 0)
-		fstypes_set_host_mountinfo(ctx->fstypes, buf, len);
+		fstypes_set_host_mountinfo_ns(ctx->fstypes, buf, len, mount_ns(ctx->procfs_fd, "1/"));
 	load_mountinfo(ctx, ctx->procfs_fd, "self/", true);
 }
 

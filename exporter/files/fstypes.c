@@ -40,13 +40,38 @@ static void find_shm_mount(struct fstypes *f)
 #define FSTYPES_CLOCK_EVERY 256
 
 struct fstypes_table {
+	unsigned refs;       /* under cache_lock: the scans that hold it, and the cache */
 	struct mountinfo *m; /* in the order mountinfo lists them: a later one on a point is on top */
 	size_t n;
 	uint32_t *by_id;    /* indexes into m, by mount id */
 	uint32_t *by_point; /* indexes into m, by mount point, then by order */
 	uint64_t ns_ino;
 	bool capped; /* cut at a cap: its mounts are not judged */
+	int capped_by; /* which cap (enum fstypes_cap) */
+	size_t max_mounts, max_bytes; /* the caps it was parsed under */
 };
+
+/*
+ * Tables kept across scans by mount namespace: one is used again while its namespace's
+ * mountinfo reads byte for byte as it did (a mount or unmount changes the text), so a tenant's
+ * table is parsed and indexed once, not every scan. Verdicts are not kept: they depend on the
+ * host's table too, and are cheap once the tables are indexed.
+ */
+struct fstypes_cache_entry {
+	uint64_t ns_ino;
+	char *text;
+	size_t len;
+	struct fstypes_table *t;
+	uint64_t used; /* the tick of its last use, to drop the least recently used */
+};
+
+struct fstypes_cache {
+	struct fstypes_cache_entry e[FSTYPES_CACHE_MAX_TABLES];
+	size_t n, bytes;
+	uint64_t tick;
+};
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t now_ns(void)
 {
@@ -64,9 +89,10 @@ static bool late(struct fstypes *f)
 	return f->timed_out;
 }
 
-static void table_free(struct fstypes_table *t)
+/* Drops a reference to t. Under cache_lock. */
+static void table_unref_locked(struct fstypes_table *t)
 {
-	if (!t)
+	if (!t || --t->refs > 0)
 		return;
 	for (size_t i = 0; i < t->n; i++)
 		mountinfo_done(&t->m[i]);
@@ -74,6 +100,13 @@ static void table_free(struct fstypes_table *t)
 	free(t->by_id);
 	free(t->by_point);
 	free(t);
+}
+
+static void table_free(struct fstypes_table *t)
+{
+	pthread_mutex_lock(&cache_lock);
+	table_unref_locked(t);
+	pthread_mutex_unlock(&cache_lock);
 }
 
 static void judged_clear(struct fstypes *f)
@@ -92,6 +125,7 @@ int fstypes_init(struct fstypes *f, const char *regex)
 	if (regcomp(&f->exclude, regex, REG_EXTENDED | REG_NOSUB) != 0)
 		return -EINVAL;
 	f->active = true;
+	f->cache = calloc(1, sizeof(*f->cache)); /* none: every scan parses its tables */
 	find_shm_mount(f);
 	return 0;
 }
@@ -120,9 +154,13 @@ void fstypes_reset(struct fstypes *f)
 	judged_clear(f);
 }
 
+static void cache_free(struct fstypes_cache *c);
+
 void fstypes_done(struct fstypes *f)
 {
 	fstypes_reset(f);
+	if (!f->rules_shared)
+		cache_free(f->cache);
 	if (f->active && !f->rules_shared)
 		regfree(&f->exclude);
 	*f = (struct fstypes){ 0 };
@@ -132,7 +170,8 @@ void fstypes_scan_init(struct fstypes *scan, const struct fstypes *rules)
 {
 	*scan = (struct fstypes){ .exclude = rules->exclude, .active = rules->active,
 				  .lim = rules->lim, .shm_mnt_id = rules->shm_mnt_id,
-				  .shm_known = rules->shm_known, .rules_shared = true };
+				  .shm_known = rules->shm_known, .rules_shared = true,
+				  .cache = rules->cache };
 }
 
 void fstypes_scan_done(struct fstypes *scan)
@@ -330,8 +369,12 @@ static struct fstypes_table *table_parse(struct fstypes *f, const char *buf, siz
 
 	if (!t)
 		return NULL;
+	t->refs = 1;
+	t->max_mounts = f->lim.max_mounts;
+	t->max_bytes = f->lim.max_bytes;
 	if (len > f->lim.max_bytes) {
 		t->capped = true;
+		t->capped_by = FSTYPES_CAP_BYTES;
 		f->capped[FSTYPES_CAP_BYTES]++;
 	}
 	/* a line out of memory is passed over too: the mount is unknown, the caller fails closed */
@@ -340,6 +383,7 @@ static struct fstypes_table *table_parse(struct fstypes *f, const char *buf, siz
 			goto fail;
 		if (t->n == f->lim.max_mounts) {
 			t->capped = true;
+			t->capped_by = FSTYPES_CAP_MOUNTS;
 			f->capped[FSTYPES_CAP_MOUNTS]++;
 			break;
 		}
@@ -482,6 +526,111 @@ static int overlay_verdict(struct fstypes *f, const struct fstypes_table *t,
 	return v;
 }
 
+static void cache_drop(struct fstypes_cache *c, size_t i)
+{
+	c->bytes -= c->e[i].len;
+	free(c->e[i].text);
+	table_unref_locked(c->e[i].t);
+	c->e[i] = c->e[--c->n];
+}
+
+static void cache_free(struct fstypes_cache *c)
+{
+	pthread_mutex_lock(&cache_lock);
+	while (c && c->n)
+		cache_drop(c, c->n - 1);
+	pthread_mutex_unlock(&cache_lock);
+	free(c);
+}
+
+/* The table kept for namespace ns_ino if its text is buf's, referenced; else NULL. */
+static struct fstypes_table *cache_get(const struct fstypes *f, uint64_t ns_ino, const char *buf,
+				       size_t len)
+{
+	struct fstypes_cache *c = f->cache;
+	struct fstypes_table *t = NULL;
+
+	if (!c || !ns_ino)
+		return NULL;
+	pthread_mutex_lock(&cache_lock);
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->e[i].ns_ino != ns_ino)
+			continue;
+		if (c->e[i].len == len && memcmp(c->e[i].text, buf, len) == 0 &&
+		    c->e[i].t->max_mounts == f->lim.max_mounts &&
+		    c->e[i].t->max_bytes == f->lim.max_bytes) {
+			t = c->e[i].t;
+			t->refs++;
+			c->e[i].used = ++c->tick;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	return t;
+}
+
+/* Keeps t (parsed from buf) for namespace ns_ino, in place of what was kept for it. */
+static void cache_put(struct fstypes_cache *c, uint64_t ns_ino, const char *buf, size_t len,
+		      struct fstypes_table *t)
+{
+	char *text;
+
+	if (!c || !ns_ino || len > FSTYPES_CACHE_MAX_BYTES || !(text = malloc(len ? len : 1)))
+		return;
+	memcpy(text, buf, len);
+	pthread_mutex_lock(&cache_lock);
+	for (size_t i = 0; i < c->n; i++)
+		if (c->e[i].ns_ino == ns_ino) {
+			cache_drop(c, i);
+			break;
+		}
+	while (c->n == FSTYPES_CACHE_MAX_TABLES || (c->n && c->bytes + len > FSTYPES_CACHE_MAX_BYTES)) {
+		size_t old = 0;
+
+		for (size_t i = 1; i < c->n; i++)
+			if (c->e[i].used < c->e[old].used)
+				old = i;
+		cache_drop(c, old);
+	}
+	t->refs++;
+	c->e[c->n++] = (struct fstypes_cache_entry){ .ns_ino = ns_ino, .text = text, .len = len,
+						     .t = t, .used = ++c->tick };
+	c->bytes += len;
+	pthread_mutex_unlock(&cache_lock);
+}
+
+/* The table of buf: the one kept for its namespace, or parsed (and kept). NULL as table_parse. */
+static struct fstypes_table *table_of(struct fstypes *f, const char *buf, size_t len,
+				      uint64_t ns_ino)
+{
+	struct fstypes_table *t = cache_get(f, ns_ino, buf, len);
+
+	if (t) {
+		if (t->capped)
+			f->capped[t->capped_by]++;
+		return t;
+	}
+	t = table_parse(f, buf, len);
+	if (!t)
+		return NULL;
+	t->ns_ino = ns_ino;
+	cache_put(f->cache, ns_ino, buf, len, t);
+	return t;
+}
+
+int fstypes_set_host_mountinfo_ns(struct fstypes *f, const char *buf, size_t len,
+				  uint64_t ns_ino)
+{
+	struct fstypes_table *t = table_of(f, buf, len, ns_ino);
+
+	if (!t)
+		return -ENOMEM;
+	if (table_keep(f, t) < 0)
+		return -ENOMEM;
+	f->host = t;
+	return 0;
+}
+
 int fstypes_set_host_mountinfo(struct fstypes *f, const char *buf, size_t len)
 {
 	struct fstypes_table *t = table_parse(f, buf, len);
@@ -497,11 +646,10 @@ int fstypes_set_host_mountinfo(struct fstypes *f, const char *buf, size_t len)
 int fstypes_add_mountinfo_ns(struct fstypes *f, const char *buf, size_t len, uint64_t ns_ino,
 			     bool with_points)
 {
-	struct fstypes_table *t = table_parse(f, buf, len);
+	struct fstypes_table *t = table_of(f, buf, len, ns_ino);
 
 	if (!t)
 		return f->timed_out ? -ETIME : -ENOMEM;
-	t->ns_ino = ns_ino;
 	if (table_keep(f, t) < 0)
 		return -ENOMEM;
 	if (with_points)

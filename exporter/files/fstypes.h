@@ -22,6 +22,11 @@
 	"afs|ncpfs|coda|davfs|gfs2|ocfs2|orangefs|beegfs|gpfs)$"
 
 struct fstypes_table;
+struct fstypes_cache;
+
+/* The tables kept between scans: at most so many namespaces and so many bytes of mountinfo. */
+#define FSTYPES_CACHE_MAX_TABLES 64
+#define FSTYPES_CACHE_MAX_BYTES (16u << 20)
 
 /* Defaults of the caps on one mount namespace's table and on one overlay (fstypes_limits). */
 #define FSTYPES_DEFAULT_MAX_MOUNTS 10000
@@ -57,6 +62,8 @@ struct fstypes {
 	regex_t exclude;
 	bool active;
 	bool rules_shared; /* a scan's copy (fstypes_scan_init()): the regex is its rules' */
+	/* the rules': parsed tables by namespace, kept across scans while their text is the same */
+	struct fstypes_cache *cache;
 	struct fstypes_limits lim;
 	/* per scan: the verdicts given, the tables read (host, ours, then the holders') */
 	struct fstypes_judged *judged;
@@ -107,7 +114,9 @@ bool fstypes_name_excluded(const struct fstypes *f, const char *fstype);
  * (fstypes_set_host_mountinfo() first), or cannot be placed by its name (relative, ".." in it)
  * or its options not read. with_points: our own namespace's, for fstypes_path_*(). A buffer
  * longer than max_bytes (only so much is read) or of more than max_mounts lines marks the table
- * capped. Returns 0 or -ENOMEM; malformed lines are passed over.
+ * capped. A table is kept across scans (the rules' cache, shared by their scans' copies) for
+ * its namespace ns_ino while that namespace's mountinfo is the same text. Returns 0, -ETIME
+ * past the deadline, or -ENOMEM; malformed lines are passed over.
  */
 int fstypes_add_mountinfo_ns(struct fstypes *f, const char *buf, size_t len, uint64_t ns_ino,
 			     bool with_points);
@@ -121,6 +130,8 @@ int fstypes_has_ns(const struct fstypes *f, uint64_t ns_ino);
  * that container runtimes mounted there. Returns 0 or -ENOMEM.
  */
 int fstypes_set_host_mountinfo(struct fstypes *f, const char *buf, size_t len);
+int fstypes_set_host_mountinfo_ns(struct fstypes *f, const char *buf, size_t len,
+				  uint64_t ns_ino);
 
 /*
  * Whether the mount mnt_id is excluded: 1 yes, 0 no, -ENOENT when it is not known (the caller

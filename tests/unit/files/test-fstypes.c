@@ -329,6 +329,52 @@ static void test_index_scale(void **state)
 	free(buf);
 }
 
+/*
+ * Tables are kept across scans by namespace while its text is the same: a scan after reuses
+ * the table (and counts its cap again); a changed text (a mount added) is parsed anew.
+ */
+static void test_cache_across_scans(void **state)
+{
+	static const char before[] = "60 1 0:60 / / rw - ext4 r rw\n"
+				     "61 60 0:61 / /d rw - ext4 d rw\n";
+	static const char after[] = "60 1 0:60 / / rw - ext4 r rw\n"
+				    "61 60 0:61 / /d rw - ext4 d rw\n"
+				    "62 61 0:62 / /d rw - nfs4 s:/ rw\n";
+	struct fstypes rules, scan;
+	const struct fstypes_table *kept;
+
+	(void)state;
+	assert_int_equal(fstypes_init(&rules, FSTYPES_DEFAULT_EXCLUDE), 0);
+	fstypes_scan_init(&scan, &rules);
+	assert_int_equal(fstypes_add_mountinfo_ns(&scan, before, strlen(before), 9, true), 0);
+	kept = scan.tables[0];
+	assert_int_equal(fstypes_path_mount(&scan, "/d/x"), 61);
+	fstypes_scan_done(&scan);
+
+	fstypes_scan_init(&scan, &rules);
+	assert_int_equal(fstypes_add_mountinfo_ns(&scan, before, strlen(before), 9, true), 0);
+	assert_ptr_equal(scan.tables[0], kept);
+	assert_int_equal(fstypes_path_mount(&scan, "/d/x"), 61);
+	fstypes_scan_done(&scan);
+
+	fstypes_scan_init(&scan, &rules);
+	assert_int_equal(fstypes_add_mountinfo_ns(&scan, after, strlen(after), 9, true), 0);
+	assert_int_equal(fstypes_path_mount(&scan, "/d/x"), 62);
+	assert_true(fstypes_path_excluded(&scan, "/d/x"));
+	fstypes_scan_done(&scan);
+
+	/* a capped table kept: each scan that reads it counts the cap */
+	fstypes_set_limits(&rules, &(struct fstypes_limits){ .max_mounts = 2 });
+	for (int i = 0; i < 2; i++) {
+		fstypes_scan_init(&scan, &rules);
+		assert_int_equal(fstypes_add_mountinfo_ns(&scan, after, strlen(after), 9, false), 0);
+		assert_int_equal(scan.capped[FSTYPES_CAP_MOUNTS], 1);
+		assert_int_equal(fstypes_mount_excluded(&scan, 61), -E2BIG);
+		fstypes_scan_done(&scan);
+	}
+	fstypes_done(&rules);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,6 +387,7 @@ int main(void)
 		cmocka_unit_test(test_caps),
 		cmocka_unit_test(test_deadline),
 		cmocka_unit_test(test_index_scale),
+		cmocka_unit_test(test_cache_across_scans),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
