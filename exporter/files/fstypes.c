@@ -357,15 +357,49 @@ static const struct mountinfo *table_place(const struct fstypes_table *t, const 
 }
 
 /*
+ * Parses the lines of [buf, end) into t, at most max_mounts (capped past it); malformed lines
+ * are passed over. Returns 0, -ETIME past the deadline, -ENOMEM.
+ */
+static int table_lines(struct fstypes *f, struct fstypes_table *t, const char *buf,
+		       const char *end)
+{
+	struct mountinfo m;
+	size_t cap = 0;
+
+	/* a line out of memory is passed over too: the mount is unknown, the caller fails closed */
+	for (const char *pos = buf; pos < end;) {
+		if (t->n % FSTYPES_CLOCK_EVERY == 0 && late(f))
+			return -ETIME;
+		if (t->n == f->lim.max_mounts) {
+			t->capped = true;
+			t->capped_by = FSTYPES_CAP_MOUNTS;
+			f->capped[FSTYPES_CAP_MOUNTS]++;
+			return 0;
+		}
+		if (mountinfo_next(&pos, end, &m) <= 0)
+			return 0;
+		if (t->n == cap) {
+			struct mountinfo *nm = realloc(t->m, (cap ? cap * 2 : 64) * sizeof(*nm));
+
+			if (!nm) {
+				mountinfo_done(&m);
+				return -ENOMEM;
+			}
+			t->m = nm;
+			cap = cap ? cap * 2 : 64;
+		}
+		t->m[t->n++] = m;
+	}
+	return 0;
+}
+
+/*
  * Parses a whole mountinfo, at most max_mounts lines and max_bytes bytes (capped past either),
- * then indexes it; malformed lines are passed over. NULL when out of memory or late.
+ * then indexes it. NULL when out of memory or late.
  */
 static struct fstypes_table *table_parse(struct fstypes *f, const char *buf, size_t len)
 {
 	struct fstypes_table *t = calloc(1, sizeof(*t));
-	const char *end = buf + (len > f->lim.max_bytes ? f->lim.max_bytes : len);
-	struct mountinfo m;
-	size_t cap = 0;
 
 	if (!t)
 		return NULL;
@@ -377,36 +411,12 @@ static struct fstypes_table *table_parse(struct fstypes *f, const char *buf, siz
 		t->capped_by = FSTYPES_CAP_BYTES;
 		f->capped[FSTYPES_CAP_BYTES]++;
 	}
-	/* a line out of memory is passed over too: the mount is unknown, the caller fails closed */
-	for (const char *pos = buf; pos < end; ) {
-		if (t->n % FSTYPES_CLOCK_EVERY == 0 && late(f))
-			goto fail;
-		if (t->n == f->lim.max_mounts) {
-			t->capped = true;
-			t->capped_by = FSTYPES_CAP_MOUNTS;
-			f->capped[FSTYPES_CAP_MOUNTS]++;
-			break;
-		}
-		if (mountinfo_next(&pos, end, &m) <= 0)
-			break;
-		if (t->n == cap) {
-			struct mountinfo *nm = realloc(t->m, (cap ? cap * 2 : 64) * sizeof(*nm));
-
-			if (!nm) {
-				mountinfo_done(&m);
-				goto fail;
-			}
-			t->m = nm;
-			cap = cap ? cap * 2 : 64;
-		}
-		t->m[t->n++] = m;
+	if (table_lines(f, t, buf, buf + (len > f->lim.max_bytes ? f->lim.max_bytes : len)) < 0 ||
+	    table_index(t) < 0) {
+		table_free(t);
+		return NULL;
 	}
-	if (table_index(t) < 0)
-		goto fail;
 	return t;
-fail:
-	table_free(t);
-	return NULL;
 }
 
 static int table_keep(struct fstypes *f, struct fstypes_table *t)
