@@ -67,6 +67,7 @@ static void test_default(void **state)
 	assert_int_equal(fstypes_mount_excluded(&f, 36), 1);
 	assert_int_equal(fstypes_mount_excluded(&f, 37), 0);
 	assert_int_equal(fstypes_mount_excluded(&f, 99), -ENOENT);
+	assert_int_equal(fstypes_mount_excluded(&f, 25), -ENOENT); /* between two ids */
 	assert_false(fstypes_name_excluded(&f, "ext4"));
 	assert_false(fstypes_name_excluded(&f, "fusectl")); /* a prefix is not the name */
 	assert_true(fstypes_name_excluded(&f, "fuseblk"));
