@@ -31,6 +31,7 @@ SUITES = \
 	hard-limits='tests/integration/hardening-limits.sh' \
 	hard-cgroups='tests/integration/hardening-cgroups.sh' \
 	hard-paths='tests/integration/hardening-paths.sh' \
+	hard-mountbomb='tests/integration/hardening-mountbomb.sh' \
 	operator-errors='tests/integration/operator-errors.sh' \
 	operable='tests/integration/operable.sh' \
 	hapair='tests/integration/hapair.sh' \

@@ -54,6 +54,9 @@ struct args {
 	double scan_min_interval;     /* 0: every scrape waits for a scan */
 	unsigned max_cgroups;           /* per scan */
 	unsigned max_cgroups_per_owner; /* per owner of delegated subtrees */
+	unsigned max_mounts;            /* mountinfo entries per mount namespace */
+	unsigned max_mountinfo_bytes;   /* mountinfo bytes per mount namespace */
+	unsigned max_overlay_layers;    /* layers per overlay */
 	unsigned max_body_bytes;        /* of a rendered body */
 	bool enable[COLLECTORS_MAX]; /* by registry index */
 	bool once;
@@ -83,6 +86,9 @@ static void args_init(struct args *a)
 		.connection_timeout = HTTP_DEFAULT_CONNECTION_TIMEOUT,
 		.max_cgroups = SCAN_DEFAULT_MAX_CGROUPS,
 		.max_cgroups_per_owner = SCAN_DEFAULT_MAX_CGROUPS_PER_OWNER,
+		.max_mounts = FSTYPES_DEFAULT_MAX_MOUNTS,
+		.max_mountinfo_bytes = FSTYPES_DEFAULT_MAX_MOUNTINFO_BYTES,
+		.max_overlay_layers = FSTYPES_DEFAULT_MAX_LAYERS,
 		.max_body_bytes = RENDER_DEFAULT_MAX_BYTES,
 		.user = NULL, /* sandbox_default_user() */
 		.drop_privileges = true,
@@ -126,6 +132,12 @@ static void usage_head(FILE *f)
 		"                             (default %u)\n"
 		"  --scan.max-cgroups-per-owner=N  of those, below the directories one non-root\n"
 		"                             user owns (default %u)\n"
+		"  --scan.max-mounts=N        mountinfo entries judged per mount namespace; past\n"
+		"                             it that namespace's files are skipped (default %u)\n"
+		"  --scan.max-mountinfo-bytes=N  mountinfo bytes read per mount namespace; past it\n"
+		"                             the same (default %u)\n"
+		"  --scan.max-overlay-layers=N  layers of one overlay judged; past it the overlay's\n"
+		"                             files are skipped (default %u)\n"
 		"  --web.max-body-bytes=N     size of a rendered body; the series past it are left\n"
 		"                             out (default %u)\n"
 		"  --path.cgroupfs=DIR        cgroup tree to walk (default " DEFAULT_CGROUPFS "; on a\n"
@@ -135,7 +147,8 @@ static void usage_head(FILE *f)
 		"                             (default: network file systems and FUSE)\n",
 		HTTP_DEFAULT_MAX_REQUESTS, HTTP_DEFAULT_CONNECTION_LIMIT, HTTP_DEFAULT_PER_IP_LIMIT,
 		HTTP_DEFAULT_CONNECTION_TIMEOUT, SCAN_DEFAULT_MAX_CGROUPS,
-		SCAN_DEFAULT_MAX_CGROUPS_PER_OWNER, RENDER_DEFAULT_MAX_BYTES);
+		SCAN_DEFAULT_MAX_CGROUPS_PER_OWNER, FSTYPES_DEFAULT_MAX_MOUNTS,
+		FSTYPES_DEFAULT_MAX_MOUNTINFO_BYTES, FSTYPES_DEFAULT_MAX_LAYERS, RENDER_DEFAULT_MAX_BYTES);
 }
 
 /* One line per registered collector, from the registry. */
@@ -203,6 +216,9 @@ enum {
 	OPT_SCAN_MIN_INTERVAL,
 	OPT_MAX_CGROUPS,
 	OPT_MAX_CGROUPS_PER_OWNER,
+	OPT_MAX_MOUNTS,
+	OPT_MAX_MOUNTINFO_BYTES,
+	OPT_MAX_OVERLAY_LAYERS,
 	OPT_MAX_BODY_BYTES,
 	OPT_COLLECTOR_ON = 512,  /* + registry index */
 	OPT_COLLECTOR_OFF = 768, /* + registry index */
@@ -225,6 +241,9 @@ static const struct option fixed_options[] = {
 	{ "scan.min-interval", required_argument, NULL, OPT_SCAN_MIN_INTERVAL },
 	{ "scan.max-cgroups", required_argument, NULL, OPT_MAX_CGROUPS },
 	{ "scan.max-cgroups-per-owner", required_argument, NULL, OPT_MAX_CGROUPS_PER_OWNER },
+	{ "scan.max-mounts", required_argument, NULL, OPT_MAX_MOUNTS },
+	{ "scan.max-mountinfo-bytes", required_argument, NULL, OPT_MAX_MOUNTINFO_BYTES },
+	{ "scan.max-overlay-layers", required_argument, NULL, OPT_MAX_OVERLAY_LAYERS },
 	{ "web.max-body-bytes", required_argument, NULL, OPT_MAX_BODY_BYTES },
 	{ "path.cgroupfs", required_argument, NULL, OPT_CGROUPFS },
 	{ "path.procfs", required_argument, NULL, OPT_PROCFS },
@@ -316,6 +335,14 @@ static int parse_limit_flag(int c, const char *arg, struct args *a)
 		return parse_count("--scan.max-cgroups", arg, 1, &a->max_cgroups);
 	case OPT_MAX_CGROUPS_PER_OWNER:
 		return parse_count("--scan.max-cgroups-per-owner", arg, 1, &a->max_cgroups_per_owner);
+	case OPT_MAX_MOUNTS:
+		return parse_count("--scan.max-mounts", arg, 1, &a->max_mounts);
+	case OPT_MAX_MOUNTINFO_BYTES:
+		/* at most 1 GiB: a table is read into memory whole */
+		return parse_count_max("--scan.max-mountinfo-bytes", arg, 4096, 1u << 30,
+				       &a->max_mountinfo_bytes);
+	case OPT_MAX_OVERLAY_LAYERS:
+		return parse_count_max("--scan.max-overlay-layers", arg, 1, 4096, &a->max_overlay_layers);
 	case OPT_MAX_BODY_BYTES:
 		/* room for the exporter's own families; at most 1 GiB */
 		return parse_count_max("--web.max-body-bytes", arg, RENDER_MIN_MAX_BYTES, 1u << 30,
@@ -675,11 +702,7 @@ static int run_once(struct scan_engine *c, enum format format, size_t max_bytes)
 	}
 	if (snap->problem)
 		log_warn("scan problem\tproblem=%s", snap->problem);
-	if (snap->cap_note)
-		scheduler_log_cap_note(snap->cap_note);
-	if (snap->glob_note)
-		scheduler_log_glob_note(snap);
-	scheduler_warn_no_access(snap);
+	scheduler_log_scan_notes(snap);
 	for (size_t i = 0; i < registry_count(); i++)
 		failed |= snap->collectors[i].reported && !snap->collectors[i].success;
 	r = format == FORMAT_JSON ? render_json(stdout, snap, &meta)
@@ -785,7 +808,10 @@ static int resolve_cgroup_root(struct args *a, struct collector_options *co)
 					  .fs_types_exclude = a->fs_types_exclude,
 					  .keep_listings = !a->once,
 					  .max_cgroups = a->max_cgroups,
-					  .max_cgroups_per_owner = a->max_cgroups_per_owner };
+					  .max_cgroups_per_owner = a->max_cgroups_per_owner,
+					  .mounts = { .max_mounts = a->max_mounts,
+						      .max_bytes = a->max_mountinfo_bytes,
+						      .max_layers = a->max_overlay_layers } };
 	cgroups_root_done(&root);
 	return 0;
 }

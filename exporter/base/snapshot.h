@@ -29,6 +29,7 @@ enum skip_reason {
 	SKIP_PROCESS_CAP, /* once per process and scan: its descriptors or maps lines passed the
 			     limits.max_descriptors_per_process or max_mappings_per_process cap, and
 			     the rest of them was not read */
+	SKIP_MOUNT_CAPPED, /* its mount namespace's table or its overlay over a cap (fstypes.h) */
 	_SKIP_MAX,
 };
 
@@ -104,6 +105,8 @@ enum snap_process_cap {
 	SNAP_PROCESS_CAP_MAPS,
 	_SNAP_PROCESS_CAP_MAX,
 };
+/* The caps on mount tables: cachestat_scan_mounts_capped_total{cap} (fstypes.h's order). */
+#define SNAP_MOUNT_CAPS 3
 
 /* Which caps bit in a scan, for the log. */
 struct snap_cap_note {
@@ -135,6 +138,10 @@ struct snapshot {
 	uint64_t globs_capped;
 	char *glob_note;         /* the pattern it cut first, when it starts to cut (for the log) */
 	size_t glob_max_entries; /* the cap, for the log */
+	/* tables and overlays over a mount cap (enum fstypes_cap order), since start */
+	uint64_t mounts_capped[SNAP_MOUNT_CAPS];
+	unsigned mounts_cap_new; /* bits of the mount caps that bit this scan and not the last */
+	size_t mounts_cap_limits[SNAP_MOUNT_CAPS]; /* their values, for the log */
 	/* What frees a slot's data (snap_cgroup.data), set by the snapshot's maker (registry.h). */
 	void (*free_data[COLLECTORS_MAX])(void *data);
 	int refs;

@@ -65,6 +65,8 @@ static bool admit_same_object(const struct files_admission *a, const struct stat
 static int admit_file(struct files_ctx *ctx, const struct files_admission *a, struct stat *st,
 		      uint64_t *mnt_id)
 {
+	enum skip_reason why;
+
 	if (a->pfd < 0) {
 		errno = -a->pfd; /* for the skip hook */
 		files_skip(ctx, files_skip_reason_of(-a->pfd));
@@ -78,8 +80,9 @@ static int admit_file(struct files_ctx *ctx, const struct files_admission *a, st
 		files_skip(ctx, SKIP_NOT_REGULAR);
 		return 0;
 	}
-	if (files_mount_excluded(ctx, a->piddir, *mnt_id)) {
-		files_skip(ctx, SKIP_FS_TYPE);
+	why = files_mount_skip(ctx, a->piddir, *mnt_id);
+	if (why != _SKIP_MAX) {
+		files_skip(ctx, why);
 		return 0;
 	}
 	if (a->want && !admit_same_object(a, st)) {

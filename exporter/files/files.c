@@ -153,17 +153,87 @@ bool files_charge(struct files_ctx *ctx)
 	return true;
 }
 
-/* Adds the mount table dirfd/name to the exclusion's (fstypes.h). */
-static int load_mountinfo(struct files_ctx *ctx, int dirfd, const char *name, bool points)
+/*
+ * Reads dirfd/name, at most max + 1 bytes: a longer file is only known to be over max.
+ * Returns 0 or a negative errno.
+ */
+static int read_bounded_at(int dirfd, const char *name, size_t max, char **ret_buf,
+			   size_t *ret_len)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (len <= max) {
+		ssize_t n;
+
+		if (len == cap) {
+			size_t ncap = cap ? cap * 2 : 16384;
+			char *nb;
+
+			if (ncap > max + 1)
+				ncap = max + 1;
+			nb = realloc(buf, ncap + 1);
+			if (!nb)
+				return -ENOMEM;
+			buf = nb;
+			cap = ncap;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*ret_len = len;
+	*ret_buf = TAKE_PTR(buf);
+	return 0;
+}
+
+/* The inode of the mount namespace of dirfd's process (dirfd/ns/mnt); 0 if unknown. */
+static uint64_t mount_ns(int dirfd, const char *self)
+{
+	char name[32];
+	struct stat st;
+
+	snprintf(name, sizeof(name), "%sns/mnt", self);
+	return fstatat(dirfd, name, &st, 0) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/*
+ * Adds the mount table of dirfd's process (prefix: "" for a /proc/PID directory, "self/" for
+ * procfs) to the exclusion's (fstypes.h), once a scan for each mount namespace; the deadline
+ * is the scan's. Returns 0, -E2BIG when the namespace's table is over a cap, or a negative
+ * errno.
+ */
+static int load_mountinfo(struct files_ctx *ctx, int dirfd, const char *prefix, bool points)
 {
 	_cleanup_free_ char *buf = NULL;
+	uint64_t ns = mount_ns(dirfd, prefix);
+	char name[32];
 	size_t len;
 	int r;
 
-	r = read_file_at(dirfd, name, &buf, &len);
+	r = fstypes_has_ns(ctx->fstypes, ns);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	snprintf(name, sizeof(name), "%smountinfo", prefix);
+	r = read_bounded_at(dirfd, name, ctx->fstypes->lim.max_bytes, &buf, &len);
 	if (r < 0)
 		return r;
-	return fstypes_add_mountinfo(ctx->fstypes, buf, len, points);
+	ctx->fstypes->deadline_ns = ctx->deadline_ns;
+	r = fstypes_add_mountinfo_ns(ctx->fstypes, buf, len, ns, points);
+	if (ctx->fstypes->timed_out)
+		ctx->timed_out = true;
+	if (r == 0 && fstypes_has_ns(ctx->fstypes, ns) < 0)
+		r = -E2BIG;
+	return r;
 }
 
 /*
@@ -179,27 +249,40 @@ void files_load_mounts(struct files_ctx *ctx)
 	if (ctx->fstypes->loaded_self)
 		return;
 	ctx->fstypes->loaded_self = true;
-	if (read_file_at(ctx->procfs_fd, "1/mountinfo", &buf, &len) == 0)
-		fstypes_set_host_mountinfo(ctx->fstypes, buf, len);
-	load_mountinfo(ctx, ctx->procfs_fd, "self/mountinfo", true);
+	ctx->fstypes->deadline_ns = ctx->deadline_ns;
+	if (read_bounded_at(ctx->procfs_fd, "1/mountinfo", ctx->fstypes->lim.max_bytes, &buf,
+			    &len) == 0)
+		fstypes_set_host_mountinfo_ns(ctx->fstypes, buf, len, mount_ns(ctx->procfs_fd, "1/"));
+	load_mountinfo(ctx, ctx->procfs_fd, "self/", true);
 }
 
-bool files_mount_excluded(struct files_ctx *ctx, int piddir, uint64_t mnt_id)
+enum skip_reason files_mount_skip(struct files_ctx *ctx, int piddir, uint64_t mnt_id)
 {
 	int r;
 
 	if (!ctx->fstypes || !ctx->fstypes->active)
-		return false;
+		return _SKIP_MAX;
+	ctx->fstypes->deadline_ns = ctx->deadline_ns;
 	r = fstypes_mount_excluded(ctx->fstypes, mnt_id);
 	if (r == -ENOENT && !ctx->fstypes->loaded_self) {
 		files_load_mounts(ctx);
 		r = fstypes_mount_excluded(ctx->fstypes, mnt_id);
 	}
 	if (r == -ENOENT && piddir >= 0) {
-		load_mountinfo(ctx, piddir, "mountinfo", false);
-		r = fstypes_mount_excluded(ctx->fstypes, mnt_id);
+		int l = load_mountinfo(ctx, piddir, "", false);
+
+		r = l == -E2BIG ? l : fstypes_mount_excluded(ctx->fstypes, mnt_id);
 	}
-	return r != 0;
+	if (ctx->fstypes->timed_out)
+		ctx->timed_out = true;
+	if (r == 0)
+		return _SKIP_MAX;
+	return r == -E2BIG ? SKIP_MOUNT_CAPPED : SKIP_FS_TYPE;
+}
+
+bool files_mount_excluded(struct files_ctx *ctx, int piddir, uint64_t mnt_id)
+{
+	return files_mount_skip(ctx, piddir, mnt_id) != _SKIP_MAX;
 }
 
 /*

@@ -60,6 +60,14 @@ void files_load_mounts(struct files_ctx *ctx);
  */
 bool files_mount_excluded(struct files_ctx *ctx, int piddir, uint64_t mnt_id);
 
+/*
+ * The same, with why: _SKIP_MAX when the file may be touched, SKIP_FS_TYPE when its mount is
+ * excluded or unknown, SKIP_MOUNT_CAPPED when the holder's mount namespace or the overlay is
+ * over a cap (fstypes_limits): only that namespace's files lose detail. Sets timed_out when the
+ * scan's deadline passed while reading or judging the tables.
+ */
+enum skip_reason files_mount_skip(struct files_ctx *ctx, int piddir, uint64_t mnt_id);
+
 /* Hands an open regular file to the visitor (the real file in its place, on overlayfs). */
 int files_visit_open(struct files_ctx *ctx, const struct files_entry *e);
 

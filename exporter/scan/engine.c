@@ -39,6 +39,8 @@ struct scan_engine {
 	struct snap_cap_note *cap_note; /* the last scan's, to log only a change; under lock */
 	uint64_t globs_capped;          /* cumulative; under lock */
 	bool glob_cutting;              /* the last scan's glob cap cut a pattern; under lock */
+	uint64_t mounts_capped[SNAP_MOUNT_CAPS]; /* cumulative; under lock */
+	unsigned mounts_cap_bit; /* the mount caps that bit in the last scan; under lock */
 };
 
 static void config_ref_drop(struct config_ref *r)
@@ -369,6 +371,8 @@ static struct snapshot *scan_run(struct scan_engine *c, const struct config *cfg
 	if (r < 0)
 		return NULL;
 	snap->cap_note = cap_report(c, cap, snap);
+	for (int i = 0; i < SNAP_MOUNT_CAPS; i++)
+		snap->mounts_capped[i] = fstypes.capped[i];
 	if (snap->n_cgroups > 1)
 		qsort(snap->cgroups, snap->n_cgroups, sizeof(*snap->cgroups), cgroup_cmp);
 	return TAKE_PTR(snap);
@@ -411,6 +415,7 @@ int scan_engine_new(const struct collector_options *opts, const struct pagecache
 		scan_engine_free(c); /* frees cfg too: it was handed over */
 		return -EINVAL;
 	}
+	fstypes_set_limits(&c->fstypes, &opts->mounts);
 	if (opts->keep_listings && dircache_new(DIRCACHE_MAX_BYTES, &c->dircache) < 0) {
 		scan_engine_free(c);
 		return -ENOMEM;
@@ -473,6 +478,24 @@ static void glob_note_changed(struct scan_engine *c, struct snapshot *snap)
 	c->glob_cutting = cutting;
 }
 
+/* Under lock: the mount caps' counters, and which of them began to bite (logged once). */
+static void mounts_capped_add(struct scan_engine *c, struct snapshot *snap)
+{
+	const size_t lim[SNAP_MOUNT_CAPS] = { c->fstypes.lim.max_mounts, c->fstypes.lim.max_bytes,
+					      c->fstypes.lim.max_layers };
+	unsigned bit = 0;
+
+	for (int i = 0; i < SNAP_MOUNT_CAPS; i++) {
+		if (snap->mounts_capped[i])
+			bit |= 1u << i;
+		c->mounts_capped[i] += snap->mounts_capped[i];
+		snap->mounts_capped[i] = c->mounts_capped[i];
+		snap->mounts_cap_limits[i] = lim[i];
+	}
+	snap->mounts_cap_new = bit & ~c->mounts_cap_bit;
+	c->mounts_cap_bit = bit;
+}
+
 int scan_engine_run(struct scan_engine *c, struct snapshot **ret)
 {
 	struct dircache *dircache; /* one scan at a time has it: a scan left behind keeps it */
@@ -506,6 +529,7 @@ int scan_engine_run(struct scan_engine *c, struct snapshot **ret)
 		}
 		cap_note_changed(c, snap);
 		glob_note_changed(c, snap);
+		mounts_capped_add(c, snap);
 	}
 	pthread_mutex_unlock(&c->lock);
 	dircache_free(dircache); /* a newer scan's came back first */

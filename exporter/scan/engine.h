@@ -11,6 +11,7 @@
 #include "parse/config.h"
 #include "base/pagecache.h"
 #include "base/snapshot.h"
+#include "files/fstypes.h"
 
 /* The caps on cgroups per scan (cgcap.h) when the options leave them 0. */
 #define SCAN_DEFAULT_MAX_CGROUPS 10000
@@ -25,6 +26,7 @@ struct collector_options {
 	bool keep_listings; /* keep directory listings between scans (dircache.h): a daemon's */
 	size_t max_cgroups;           /* per scan; 0: SCAN_DEFAULT_MAX_CGROUPS */
 	size_t max_cgroups_per_owner; /* per owner of delegated subtrees (cgcap.h); 0: the default */
+	struct fstypes_limits mounts; /* per mount namespace and overlay (fstypes.h); 0s: defaults */
 };
 
 struct scan_engine;

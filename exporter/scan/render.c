@@ -140,6 +140,7 @@ static void render_collectors(FILE *out, const struct snapshot *s)
 
 static void render_capped(FILE *out, const struct snapshot *s, uint64_t cut)
 {
+	static const char *const mount_caps[SNAP_MOUNT_CAPS] = { "mounts", "bytes", "layers" };
 	static const char *const caps[_SNAP_CAP_MAX] = { [SNAP_CAP_NODE] = "node",
 							  [SNAP_CAP_OWNER] = "owner" };
 
@@ -153,6 +154,13 @@ static void render_capped(FILE *out, const struct snapshot *s, uint64_t cut)
 		      "Scans in which a configured glob stopped at --collector.cachestat.max-glob-entries "
 		      "names read (its further matches left out), since the exporter started.");
 	render_sample(out, "cachestat_scan_globs_capped_total", s->globs_capped);
+	render_family(out, "cachestat_scan_mounts_capped_total", "counter",
+		      "Mount tables and overlays a cap left unjudged, their files skipped as "
+		      "mount_capped (mounts: --scan.max-mounts, bytes: --scan.max-mountinfo-bytes, "
+		      "layers: --scan.max-overlay-layers), since the exporter started.");
+	for (int c = 0; c < SNAP_MOUNT_CAPS; c++)
+		fprintf(out, "cachestat_scan_mounts_capped_total{cap=\"%s\"} %" PRIu64 "\n",
+			mount_caps[c], s->mounts_capped[c]);
 	render_family(out, "cachestat_scrape_body_truncated_total", "counter",
 		      "Bodies cut at --web.max-body-bytes (the series past it left out), since the "
 		      "exporter started.");

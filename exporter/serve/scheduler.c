@@ -166,6 +166,28 @@ void scheduler_warn_no_access(const struct snapshot *snap)
 		 snap->skipped[SKIP_NO_ACCESS], names[0] ? names : "-");
 }
 
+void scheduler_log_mounts_capped(const struct snapshot *s)
+{
+	static const char *const caps[SNAP_MOUNT_CAPS] = { "mounts", "bytes", "layers" };
+
+	for (int i = 0; i < SNAP_MOUNT_CAPS; i++)
+		if (s->mounts_cap_new & (1u << i))
+			log_warn("a mount namespace's table or an overlay over a cap: the files on its "
+				 "mounts are skipped as mount_capped, the rest of the node is scanned"
+				 "\tcap=%s\tlimit=%zu", caps[i], s->mounts_cap_limits[i]);
+}
+
+void scheduler_log_scan_notes(const struct snapshot *snap)
+{
+	/* each says a change of which caps bite, or a first time: once, not every scan */
+	if (snap->cap_note)
+		scheduler_log_cap_note(snap->cap_note);
+	if (snap->glob_note)
+		scheduler_log_glob_note(snap);
+	scheduler_warn_no_access(snap);
+	scheduler_log_mounts_capped(snap);
+}
+
 static void *scanner(void *arg)
 {
 	struct scan_job *j = arg;
@@ -177,12 +199,7 @@ static void *scanner(void *arg)
 	bool last;
 
 	if (scan_unshared(s->c, &snap) == 0) {
-		/* a change of which cgroup caps bite: once, not every scan */
-		if (snap->cap_note)
-			scheduler_log_cap_note(snap->cap_note);
-		if (snap->glob_note)
-			scheduler_log_glob_note(snap);
-		scheduler_warn_no_access(snap);
+		scheduler_log_scan_notes(snap);
 		pthread_mutex_lock(&s->lock);
 		max_body = s->max_body_bytes;
 		pthread_mutex_unlock(&s->lock);

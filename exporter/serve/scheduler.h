@@ -75,6 +75,10 @@ void scheduler_log_cap_note(const struct snap_cap_note *n);
 void scheduler_log_glob_note(const struct snapshot *snap);
 /* Once per process: the files a scan skipped for want of privileges, and what to run instead. */
 void scheduler_warn_no_access(const struct snapshot *snap);
+/* Logs each mount cap (fstypes.h) that began to bite with this scan, once. */
+void scheduler_log_mounts_capped(const struct snapshot *s);
+/* All of the above that a scan's snapshot asks for: what the daemon and --once log after a scan. */
+void scheduler_log_scan_notes(const struct snapshot *snap);
 
 /* A body's bytes at most (RENDER_DEFAULT_MAX_BYTES until set). */
 void scheduler_set_max_body_bytes(struct scheduler *s, size_t bytes);

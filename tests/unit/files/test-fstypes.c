@@ -6,12 +6,15 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "files/fstypes.h"
@@ -64,6 +67,7 @@ static void test_default(void **state)
 	assert_int_equal(fstypes_mount_excluded(&f, 36), 1);
 	assert_int_equal(fstypes_mount_excluded(&f, 37), 0);
 	assert_int_equal(fstypes_mount_excluded(&f, 99), -ENOENT);
+	assert_int_equal(fstypes_mount_excluded(&f, 25), -ENOENT); /* between two ids */
 	assert_false(fstypes_name_excluded(&f, "ext4"));
 	assert_false(fstypes_name_excluded(&f, "fusectl")); /* a prefix is not the name */
 	assert_true(fstypes_name_excluded(&f, "fuseblk"));
@@ -164,6 +168,214 @@ static void test_overlay_host_layers(void **state)
 	fstypes_done(&f);
 }
 
+/*
+ * The index: stacked mounts (the later on top), prefixes that are not components, a point
+ * sorted between others, the overlay not placed on itself; in any order of lines.
+ */
+static const char placed[] =
+	"50 1 0:50 / / rw - ext4 /dev/sda1 rw\n"
+	"51 50 0:51 / /a rw - fuse.x x rw\n"
+	"52 50 0:52 / /a rw - ext4 /dev/sdb rw\n"  /* on top of 51: /a/... is on ext4 */
+	"53 50 0:53 / /b rw - fuse.x x rw\n"
+	"54 50 0:54 / /b/c rw - tmpfs t rw\n"
+	"55 50 0:55 / /b-c rw - ext4 e rw\n"
+	"56 50 0:56 / /ov1 ro - overlay overlay ro,lowerdir=/a/l:/b/c/l\n" /* 52, 54: fine */
+	"57 50 0:57 / /ov2 ro - overlay overlay ro,lowerdir=/b-c/l:/b/x\n"  /* 53 under /b/x */
+	"58 50 0:58 / /ov3 ro - overlay overlay ro,lowerdir=/b/c:/bb/l\n"   /* /bb: on / */
+	"59 50 0:59 / /ov4 ro - overlay overlay ro,lowerdir=/ov4/l\n";     /* not on itself */
+
+static void test_index_place(void **state)
+{
+	struct fstypes f;
+
+	(void)state;
+	assert_int_equal(fstypes_init(&f, FSTYPES_DEFAULT_EXCLUDE), 0);
+	assert_int_equal(fstypes_add_mountinfo(&f, placed, strlen(placed), true), 0);
+	assert_int_equal(fstypes_mount_excluded(&f, 56), 0);
+	assert_int_equal(fstypes_mount_excluded(&f, 57), 1);
+	assert_int_equal(fstypes_mount_excluded(&f, 58), 0);
+	assert_int_equal(fstypes_mount_excluded(&f, 59), 0);
+	assert_int_equal(fstypes_path_mount(&f, "/a/x/y"), 52);
+	assert_int_equal(fstypes_path_mount(&f, "/a"), 52);
+	assert_int_equal(fstypes_path_mount(&f, "/b/c/"), 54);
+	assert_int_equal(fstypes_path_mount(&f, "/b/cc"), 53);
+	assert_int_equal(fstypes_path_mount(&f, "/b-c/d"), 55);
+	assert_int_equal(fstypes_path_mount(&f, "/bb"), 50);
+	assert_int_equal(fstypes_path_mount(&f, "/"), 50);
+	assert_true(fstypes_path_excluded(&f, "/b/x"));
+	assert_false(fstypes_path_excluded(&f, "/b/c/x"));
+	fstypes_done(&f);
+}
+
+/* A table of n overlays of 10 layers each, on a tmpfs at /t. */
+static char *bomb(size_t n, size_t *ret_len)
+{
+	size_t cap = 128 + n * 200, len = 0;
+	char *buf = malloc(cap);
+
+	assert_non_null(buf);
+	len += (size_t)snprintf(buf + len, cap - len, "10 1 0:10 / / rw - ext4 r rw\n"
+						       "11 10 0:11 / /t rw - tmpfs t rw\n");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(buf + len, cap - len,
+					"%zu 11 0:99 / /t/m%zu ro - overlay overlay ro,lowerdir=/t/l0:"
+					"/t/l1:/t/l2:/t/l3:/t/l4:/t/l5:/t/l6:/t/l7:/t/l8:/t/l9\n",
+					100 + i, i);
+	*ret_len = len;
+	return buf;
+}
+
+/*
+ * Judged lazily: an overlay over the layer cap costs nothing until a file on it is asked
+ * about, and then only it is capped; a table over the mount or byte cap is not judged.
+ */
+static void test_caps(void **state)
+{
+	struct fstypes f;
+	size_t len;
+	char *buf = bomb(100, &len);
+
+	(void)state;
+	assert_int_equal(fstypes_init(&f, FSTYPES_DEFAULT_EXCLUDE), 0);
+	fstypes_set_limits(&f, &(struct fstypes_limits){ .max_layers = 9 });
+	assert_int_equal(fstypes_add_mountinfo(&f, buf, len, false), 0);
+	assert_int_equal(f.capped[FSTYPES_CAP_LAYERS], 0);
+	assert_int_equal(fstypes_mount_excluded(&f, 11), 0);
+	assert_int_equal(f.capped[FSTYPES_CAP_LAYERS], 0);
+	assert_int_equal(fstypes_mount_excluded(&f, 150), -E2BIG);
+	assert_int_equal(fstypes_mount_excluded(&f, 150), -E2BIG);
+	assert_int_equal(f.capped[FSTYPES_CAP_LAYERS], 1);
+	fstypes_reset(&f);
+	fstypes_set_limits(&f, &(struct fstypes_limits){ .max_layers = 10 });
+	assert_int_equal(fstypes_add_mountinfo(&f, buf, len, false), 0);
+	assert_int_equal(fstypes_mount_excluded(&f, 150), 0);
+	assert_int_equal(f.capped[FSTYPES_CAP_LAYERS], 1); /* counts for the scan: not reset */;
+
+	/* 102 lines: a cap of 102 is not bitten, 101 is */
+	fstypes_reset(&f);
+	fstypes_set_limits(&f, &(struct fstypes_limits){ .max_mounts = 102 });
+	assert_int_equal(fstypes_add_mountinfo_ns(&f, buf, len, 7, false), 0);
+	assert_int_equal(fstypes_has_ns(&f, 7), 1);
+	assert_int_equal(fstypes_mount_excluded(&f, 150), 0);
+	assert_int_equal(f.capped[FSTYPES_CAP_MOUNTS], 0);
+	fstypes_reset(&f);
+	fstypes_set_limits(&f, &(struct fstypes_limits){ .max_mounts = 101 });
+	assert_int_equal(fstypes_add_mountinfo_ns(&f, buf, len, 7, false), 0);
+	assert_int_equal(f.capped[FSTYPES_CAP_MOUNTS], 1);
+	assert_int_equal(fstypes_has_ns(&f, 7), -E2BIG);
+	assert_int_equal(fstypes_has_ns(&f, 8), 0);
+	assert_int_equal(fstypes_mount_excluded(&f, 11), -E2BIG);
+	assert_int_equal(fstypes_mount_excluded(&f, 150), -E2BIG);
+
+	/* bytes: a buffer of exactly the cap is whole; one byte more is cut */
+	fstypes_reset(&f);
+	fstypes_set_limits(&f, &(struct fstypes_limits){ .max_bytes = len });
+	assert_int_equal(fstypes_add_mountinfo_ns(&f, buf, len, 7, false), 0);
+	assert_int_equal(fstypes_has_ns(&f, 7), 1);
+	fstypes_reset(&f);
+	fstypes_set_limits(&f, &(struct fstypes_limits){ .max_bytes = len - 1 });
+	assert_int_equal(fstypes_add_mountinfo_ns(&f, buf, len, 7, false), 0);
+	assert_int_equal(fstypes_has_ns(&f, 7), -E2BIG);
+	assert_int_equal(f.capped[FSTYPES_CAP_BYTES], 1);
+	assert_int_equal(fstypes_mount_excluded(&f, 110), -E2BIG);
+	fstypes_done(&f);
+	free(buf);
+}
+
+/* The deadline is checked while parsing lines and while placing layers. */
+static void test_deadline(void **state)
+{
+	struct fstypes f;
+	size_t len;
+	char *buf = bomb(1000, &len);
+
+	(void)state;
+	assert_int_equal(fstypes_init(&f, FSTYPES_DEFAULT_EXCLUDE), 0);
+	f.deadline_ns = 1; /* long past */
+	assert_int_equal(fstypes_add_mountinfo_ns(&f, buf, len, 7, false), -ETIME);
+	assert_true(f.timed_out);
+	assert_int_equal(fstypes_has_ns(&f, 7), 0);
+	fstypes_reset(&f);
+	f.deadline_ns = 0;
+	assert_int_equal(fstypes_add_mountinfo(&f, buf, len, false), 0);
+	f.deadline_ns = 1;
+	assert_int_equal(fstypes_mount_excluded(&f, 500), -ETIME);
+	assert_true(f.timed_out);
+	assert_int_equal(fstypes_mount_excluded(&f, 11), 0); /* no layer: no loop to stop */
+	fstypes_done(&f);
+	free(buf);
+}
+
+/*
+ * The index at scale: 20,000 overlays of 10 layers, every one asked about, in well under a
+ * second of CPU (the linear placing took minutes; CPU time: the machine may be loaded).
+ */
+static void test_index_scale(void **state)
+{
+	struct fstypes f;
+	struct timespec a, b;
+	size_t len;
+	char *buf = bomb(20000, &len);
+
+	(void)state;
+	assert_int_equal(fstypes_init(&f, FSTYPES_DEFAULT_EXCLUDE), 0);
+	fstypes_set_limits(&f, &(struct fstypes_limits){ .max_mounts = 30000, .max_bytes = len });
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+	assert_int_equal(fstypes_add_mountinfo(&f, buf, len, false), 0);
+	for (size_t i = 0; i < 20000; i++)
+		assert_int_equal(fstypes_mount_excluded(&f, 100 + i), 0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+	assert_true((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < 5000);
+	fstypes_done(&f);
+	free(buf);
+}
+
+/*
+ * Tables are kept across scans by namespace while its text is the same: a scan after reuses
+ * the table (and counts its cap again); a changed text (a mount added) is parsed anew.
+ */
+static void test_cache_across_scans(void **state)
+{
+	static const char before[] = "60 1 0:60 / / rw - ext4 r rw\n"
+				     "61 60 0:61 / /d rw - ext4 d rw\n";
+	static const char after[] = "60 1 0:60 / / rw - ext4 r rw\n"
+				    "61 60 0:61 / /d rw - ext4 d rw\n"
+				    "62 61 0:62 / /d rw - nfs4 s:/ rw\n";
+	struct fstypes rules, scan;
+	const struct fstypes_table *kept;
+
+	(void)state;
+	assert_int_equal(fstypes_init(&rules, FSTYPES_DEFAULT_EXCLUDE), 0);
+	fstypes_scan_init(&scan, &rules);
+	assert_int_equal(fstypes_add_mountinfo_ns(&scan, before, strlen(before), 9, true), 0);
+	kept = scan.tables[0];
+	assert_int_equal(fstypes_path_mount(&scan, "/d/x"), 61);
+	fstypes_scan_done(&scan);
+
+	fstypes_scan_init(&scan, &rules);
+	assert_int_equal(fstypes_add_mountinfo_ns(&scan, before, strlen(before), 9, true), 0);
+	assert_ptr_equal(scan.tables[0], kept);
+	assert_int_equal(fstypes_path_mount(&scan, "/d/x"), 61);
+	fstypes_scan_done(&scan);
+
+	fstypes_scan_init(&scan, &rules);
+	assert_int_equal(fstypes_add_mountinfo_ns(&scan, after, strlen(after), 9, true), 0);
+	assert_int_equal(fstypes_path_mount(&scan, "/d/x"), 62);
+	assert_true(fstypes_path_excluded(&scan, "/d/x"));
+	fstypes_scan_done(&scan);
+
+	/* a capped table kept: each scan that reads it counts the cap */
+	fstypes_set_limits(&rules, &(struct fstypes_limits){ .max_mounts = 2 });
+	for (int i = 0; i < 2; i++) {
+		fstypes_scan_init(&scan, &rules);
+		assert_int_equal(fstypes_add_mountinfo_ns(&scan, after, strlen(after), 9, false), 0);
+		assert_int_equal(scan.capped[FSTYPES_CAP_MOUNTS], 1);
+		assert_int_equal(fstypes_mount_excluded(&scan, 61), -E2BIG);
+		fstypes_scan_done(&scan);
+	}
+	fstypes_done(&rules);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -172,6 +384,11 @@ int main(void)
 		cmocka_unit_test(test_memfd),
 		cmocka_unit_test(test_overlay_layers),
 		cmocka_unit_test(test_overlay_host_layers),
+		cmocka_unit_test(test_index_place),
+		cmocka_unit_test(test_caps),
+		cmocka_unit_test(test_deadline),
+		cmocka_unit_test(test_index_scale),
+		cmocka_unit_test(test_cache_across_scans),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
