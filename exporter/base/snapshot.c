@@ -15,6 +15,7 @@ static const char *const skip_names[_SKIP_MAX] = {
 	[SKIP_NO_ACCESS] = "no_access",
 	[SKIP_FS_TYPE] = "fs_type",
 	[SKIP_MOUNT_STUCK] = "mount_stuck",
+	[SKIP_PAGE_CAP] = "page_cap",
 };
 
 const char *skip_reason_name(enum skip_reason r)

@@ -26,6 +26,7 @@ enum skip_reason {
 	SKIP_NO_ACCESS,   /* the process holding it could not have asked cachestat about it */
 	SKIP_FS_TYPE,     /* on a file system --collector.cachestat.fs-types-exclude names */
 	SKIP_MOUNT_STUCK, /* on a mount a scan is stuck on (quarantine.h) */
+	SKIP_PAGE_CAP,    /* the mincore method: over its pages per file or per scan */
 	_SKIP_MAX,
 };
 
