@@ -123,7 +123,7 @@ forget() { fin=() vmt=(); }
 agree() {
 	local readings lo hi v
 	readings="${fin[$3]:-} ${vmt[${4:-$3}]:-}"
-	lo= hi=
+	lo="" hi=""
 	for v in $readings; do
 		[ -z "$lo" ] || [ "$v" -lt "$lo" ] && lo=$v
 		[ -z "$hi" ] || [ "$v" -gt "$hi" ] && hi=$v
@@ -286,6 +286,7 @@ check "a bad method is refused" bash -c "! '$bin' --once --cachestat.method=finc
 # ---- as nobody: with the daemon's capabilities, and without CAP_FOWNER ----
 caps=+sys_ptrace,+dac_read_search,+fowner,+checkpoint_restore
 nob=$work/nobody.json
+# shellcheck disable=SC2054 # the commas are setpriv's
 pre=(setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups
 	--inh-caps=-all,"$caps" --ambient-caps=-all,"$caps" --bounding-set=-all,"$caps")
 forget
@@ -294,6 +295,7 @@ once "$nob"
 oracles "$reg"
 agree "as nobody with the unit's capabilities: regular" "$(file_cached "$nob" regular "$reg")" "$reg"
 nocaps=+sys_ptrace,+dac_read_search,+checkpoint_restore
+# shellcheck disable=SC2054 # the commas are setpriv's
 pre=(setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups
 	--inh-caps=-all,"$nocaps" --ambient-caps=-all,"$nocaps" --bounding-set=-all,"$nocaps")
 once "$nob"
