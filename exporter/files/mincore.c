@@ -5,8 +5,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "files/files.h"
@@ -71,6 +74,20 @@ int mincore_resident(int fd, uint64_t size, uint64_t page_size, unsigned char *v
 	return 0;
 }
 
+/*
+ * Whether fd is on hugetlbfs: cachestat(2) refuses it (EOPNOTSUPP), and a shared mapping of it
+ * would reserve huge pages. Its st_blksize is the huge page size, so only a file whose block
+ * size is above the page size (or unknown) costs an fstatfs.
+ */
+static bool on_hugetlbfs(int fd, const struct stat *st, uint64_t page_size)
+{
+	struct statfs sfs;
+
+	if (st->st_blksize > 0 && (uint64_t)st->st_blksize <= page_size)
+		return false;
+	return fstatfs(fd, &sfs) == 0 && sfs.f_type == HUGETLBFS_MAGIC;
+}
+
 int mincore_stat(struct files_ctx *ctx, const struct pagecache *pc, const struct files_entry *e,
 		 struct pagecache_cachestat *ret)
 {
@@ -79,6 +96,8 @@ int mincore_stat(struct files_ctx *ctx, const struct pagecache *pc, const struct
 							   : PAGECACHE_MINCORE_DEFAULT_MAX_PAGES_PER_FILE;
 	int r;
 
+	if (on_hugetlbfs(e->fd, e->st, ps))
+		return -EOPNOTSUPP;
 	pages = mincore_file_pages((uint64_t)e->st->st_size, ps);
 	if (pages > per_file || (ctx->mincore_pages_left && pages > *ctx->mincore_pages_left))
 		return -E2BIG;

@@ -43,8 +43,9 @@ int mincore_resident(int fd, uint64_t size, uint64_t page_size, unsigned char *v
 		     uint64_t *ret);
 
 /*
- * The mincore method on an entry of a scan: the caps first (-E2BIG when the file's pages are
- * over mincore_max_pages_per_file, or over what is left of the scan's), then
+ * The mincore method on an entry of a scan: -EOPNOTSUPP on hugetlbfs (as cachestat(2)), the
+ * caps (-E2BIG when the file's pages are over mincore_max_pages_per_file, or over what is left
+ * of the scan's), then
  * mincore_prepare() and mincore_resident(); *ret gets nr_cache, the other counters zero
  * (pagecache_measures() says they are not measured). Returns 0 or -errno.
  */

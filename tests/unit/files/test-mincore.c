@@ -256,6 +256,32 @@ static void test_not_owner(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* hugetlbfs (a hugetlb memfd): refused as cachestat(2) refuses it, never mapped. */
+static void test_hugetlbfs(void **state)
+{
+	struct pagecache pc = { .abi = PAGECACHE_ABI_MINCORE };
+	struct pagecache_cachestat cs;
+	struct files_entry e;
+	struct files_ctx ctx;
+	uint64_t left = UINT64_C(1) << 30;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	fd = memfd_create("cse-huge", MFD_CLOEXEC | MFD_HUGETLB);
+	if (fd < 0) {
+		skip(); /* no hugetlbfs in this kernel */
+		return;
+	}
+	assert_int_equal(ftruncate(fd, 0), 0);
+	stat_ctx(&ctx, &left, &e, &st, fd);
+	st.st_size = 2 << 20; /* a size, though the memfd has no huge page to grow into */
+	assert_int_equal(mincore_stat(&ctx, &pc, &e, &cs), -EOPNOTSUPP);
+	assert_int_equal(left, UINT64_C(1) << 30);
+	files_ctx_done(&ctx);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -264,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_caps),
 		cmocka_unit_test(test_atime),
 		cmocka_unit_test(test_not_owner),
+		cmocka_unit_test(test_hugetlbfs),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
