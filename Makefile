@@ -34,6 +34,7 @@ SUITES = \
 	hard-mountbomb='tests/integration/hardening-mountbomb.sh' \
 	operator-errors='tests/integration/operator-errors.sh' \
 	operable='tests/integration/operable.sh' \
+	mincore='tests/integration/mincore.sh' \
 	hapair='tests/integration/hapair.sh' \
 	bench-smoke='tests/bench/smoke.sh' \
 	dashboards='dashboards/check.sh' \

@@ -69,6 +69,9 @@ struct args {
 	const char *user;
 	bool drop_privileges;
 	bool seccomp;
+	enum pagecache_method method;
+	uint64_t mincore_max_pages_per_file;
+	uint64_t mincore_max_pages_per_scan;
 };
 
 static const struct render_meta meta = { .version = CACHESTAT_VERSION,
@@ -93,6 +96,9 @@ static void args_init(struct args *a)
 		.user = NULL, /* sandbox_default_user() */
 		.drop_privileges = true,
 		.seccomp = true,
+		.method = PAGECACHE_METHOD_AUTO,
+		.mincore_max_pages_per_file = PAGECACHE_MINCORE_DEFAULT_MAX_PAGES_PER_FILE,
+		.mincore_max_pages_per_scan = PAGECACHE_MINCORE_DEFAULT_MAX_PAGES_PER_SCAN,
 	};
 	for (size_t i = 0; i < registry_count(); i++)
 		a->enable[i] = registry_get(i)->default_on;
@@ -144,11 +150,21 @@ static void usage_head(FILE *f)
 		"                             hybrid host the v1 memory hierarchy found there)\n"
 		"  --path.procfs=DIR          procfs mount (default /proc)\n"
 		"  --collector.cachestat.fs-types-exclude=REGEX  file system types never touched\n"
-		"                             (default: network file systems and FUSE)\n",
+		"                             (default: network file systems and FUSE)\n"
+		"  --cachestat.method=auto|cachestat|mincore  how the files' page cache is measured:\n"
+		"                             cachestat(2), or mmap(2) and mincore(2) (cached bytes\n"
+		"                             only); auto takes mincore where the kernel has no\n"
+		"                             cachestat (default auto)\n"
+		"  --cachestat.mincore.max-pages-per-file=N  a larger file (in pages of its size,\n"
+		"                             holes included) is skipped as page_cap (default %" PRIu64 ")\n"
+		"  --cachestat.mincore.max-pages-per-scan=N  pages the mincore method walks per\n"
+		"                             scan; files past it are skipped as page_cap\n"
+		"                             (default %" PRIu64 ")\n",
 		HTTP_DEFAULT_MAX_REQUESTS, HTTP_DEFAULT_CONNECTION_LIMIT, HTTP_DEFAULT_PER_IP_LIMIT,
 		HTTP_DEFAULT_CONNECTION_TIMEOUT, SCAN_DEFAULT_MAX_CGROUPS,
 		SCAN_DEFAULT_MAX_CGROUPS_PER_OWNER, FSTYPES_DEFAULT_MAX_MOUNTS,
-		FSTYPES_DEFAULT_MAX_MOUNTINFO_BYTES, FSTYPES_DEFAULT_MAX_LAYERS, RENDER_DEFAULT_MAX_BYTES);
+		FSTYPES_DEFAULT_MAX_MOUNTINFO_BYTES, FSTYPES_DEFAULT_MAX_LAYERS, RENDER_DEFAULT_MAX_BYTES,
+		PAGECACHE_MINCORE_DEFAULT_MAX_PAGES_PER_FILE, PAGECACHE_MINCORE_DEFAULT_MAX_PAGES_PER_SCAN);
 }
 
 /* One line per registered collector, from the registry. */
@@ -220,6 +236,9 @@ enum {
 	OPT_MAX_MOUNTINFO_BYTES,
 	OPT_MAX_OVERLAY_LAYERS,
 	OPT_MAX_BODY_BYTES,
+	OPT_METHOD,
+	OPT_MINCORE_PAGES_FILE,
+	OPT_MINCORE_PAGES_SCAN,
 	OPT_COLLECTOR_ON = 512,  /* + registry index */
 	OPT_COLLECTOR_OFF = 768, /* + registry index */
 	OPT_COLLECTOR_FLAG = 1024, /* + registry_flag() index */
@@ -248,6 +267,9 @@ static const struct option fixed_options[] = {
 	{ "path.cgroupfs", required_argument, NULL, OPT_CGROUPFS },
 	{ "path.procfs", required_argument, NULL, OPT_PROCFS },
 	{ "collector.cachestat.fs-types-exclude", required_argument, NULL, OPT_FS_TYPES_EXCLUDE },
+	{ "cachestat.method", required_argument, NULL, OPT_METHOD },
+	{ "cachestat.mincore.max-pages-per-file", required_argument, NULL, OPT_MINCORE_PAGES_FILE },
+	{ "cachestat.mincore.max-pages-per-scan", required_argument, NULL, OPT_MINCORE_PAGES_SCAN },
 	{ "once", no_argument, NULL, OPT_ONCE },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "log.level", required_argument, NULL, OPT_LOG_LEVEL },
@@ -299,6 +321,45 @@ static int parse_count_max(const char *flag, const char *s, unsigned min, unsign
 static int parse_count(const char *flag, const char *s, unsigned min, unsigned *ret)
 {
 	return parse_count_max(flag, s, min, 1000000, ret);
+}
+
+/* A count of pages from 1 to 2^40 (4 PiB at 4 KiB) for flag; prints why not, -EINVAL. */
+static int parse_pages(const char *flag, const char *s, uint64_t *ret)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < 1 || v > (1ULL << 40)) {
+		fprintf(stderr, "%s: want a number of pages from 1 to %llu, not \"%s\"\n", flag,
+			1ULL << 40, s);
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
+
+/* --cachestat.method and the mincore method's caps; -ENOENT when c is another flag. */
+static int parse_method_flag(int c, const char *arg, struct args *a)
+{
+	switch (c) {
+	case OPT_METHOD:
+		if (pagecache_method_parse(arg, &a->method) < 0) {
+			fprintf(stderr, "--cachestat.method: want auto, cachestat or mincore, not \"%s\"\n",
+				arg);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_MINCORE_PAGES_FILE:
+		return parse_pages("--cachestat.mincore.max-pages-per-file", arg,
+				   &a->mincore_max_pages_per_file);
+	case OPT_MINCORE_PAGES_SCAN:
+		return parse_pages("--cachestat.mincore.max-pages-per-scan", arg,
+				   &a->mincore_max_pages_per_scan);
+	default:
+		return -ENOENT;
+	}
 }
 
 /* Seconds from 0 to max for flag; prints why not and returns -EINVAL. */
@@ -426,17 +487,23 @@ static int parse_plain_flag(int c, const char *arg, struct args *a)
 	}
 }
 
-/* The version, and which cachestat(2) forms the running kernel serves (the probe's answer). */
-static void print_version(void)
+/*
+ * The version, which cachestat(2) forms the running kernel serves (the probe's answer), and
+ * the method --cachestat.method (as given before --version, else auto) would measure with.
+ */
+static void print_version(const struct args *a)
 {
 	struct pagecache pc;
 	int r = pagecache_probe_default(&pc);
+	enum pagecache_abi used = pagecache_select(a->method, pc.abi, r);
 
 	printf("cachestat_exporter version %s (revision %s)\n", meta.version, meta.revision);
 	if (r < 0)
 		printf("kernel cachestat: none (probe failed: %s)\n", strerror(-r));
 	else
 		printf("kernel cachestat: %s\n", pagecache_abi_name(pc.abi));
+	printf("page cache method: %s\n",
+	       used == PAGECACHE_ABI_MINCORE ? "mincore" : used == PAGECACHE_ABI_NONE ? "none" : "cachestat");
 }
 
 /* One flag. Returns 0, 1 when the program should exit with success (help, version), -EINVAL. */
@@ -460,7 +527,7 @@ static int parse_flag(int c, const char *arg, struct args *a)
 		}
 		return 0;
 	case OPT_VERSION:
-		print_version();
+		print_version(a);
 		return 1;
 	case 'h':
 		usage(stdout);
@@ -469,6 +536,8 @@ static int parse_flag(int c, const char *arg, struct args *a)
 	r = parse_plain_flag(c, arg, a);
 	if (r == -ENOENT)
 		r = parse_limit_flag(c, arg, a);
+	if (r == -ENOENT)
+		r = parse_method_flag(c, arg, a);
 	if (r == -ENOENT)
 		r = parse_collector_flag(c, a);
 	if (r == -ENOENT && c >= OPT_COLLECTOR_FLAG && registry_flag((size_t)(c - OPT_COLLECTOR_FLAG)))
@@ -772,15 +841,28 @@ static bool started_under_seccomp(void)
 	return p && strtol(p + strlen("\nSeccomp:"), NULL, 10) > 0;
 }
 
-/* Which cachestat(2) the kernel has, said in the log. */
+/* Which cachestat(2) the kernel has and which method measures the files, said in the log. */
 static void probe_cachestat(const struct args *a, struct pagecache *ret)
 {
 	int cachestat = registry_find("cachestat");
+	enum pagecache_abi probed;
 	int r;
 
 	r = pagecache_probe_default(ret);
 	if (r < 0)
 		log_warn("cachestat probe failed; assuming no cachestat\terr=%s", strerror(-r));
+	probed = ret->abi;
+	ret->abi = pagecache_select(a->method, probed, r);
+	ret->mincore_max_pages_per_file = a->mincore_max_pages_per_file;
+	ret->mincore_max_pages_per_scan = a->mincore_max_pages_per_scan;
+	if (ret->abi == PAGECACHE_ABI_MINCORE) {
+		log_info("page cache measured with mincore(2): cached bytes only\tcachestat=%s"
+			 "\tmethod=%s\tmax_pages_per_file=%" PRIu64 "\tmax_pages_per_scan=%" PRIu64,
+			 pagecache_abi_name(probed),
+			 a->method == PAGECACHE_METHOD_MINCORE ? "mincore" : "auto",
+			 a->mincore_max_pages_per_file, a->mincore_max_pages_per_scan);
+		return;
+	}
 	if (ret->abi == PAGECACHE_ABI_NONE && cachestat >= 0 && a->enable[cachestat] &&
 	    started_under_seccomp())
 		log_warn("no cachestat(2): the kernel lacks it, or the seccomp filter this process was "

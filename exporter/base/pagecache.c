@@ -22,9 +22,45 @@ const char *pagecache_abi_name(enum pagecache_abi abi)
 		return "mainline";
 	case PAGECACHE_ABI_BOTH:
 		return "both";
+	case PAGECACHE_ABI_MINCORE:
+		return "mincore";
 	case PAGECACHE_ABI_NONE:
 	default:
 		return "none";
+	}
+}
+
+int pagecache_method_parse(const char *s, enum pagecache_method *ret)
+{
+	if (strcmp(s, "auto") == 0)
+		*ret = PAGECACHE_METHOD_AUTO;
+	else if (strcmp(s, "cachestat") == 0)
+		*ret = PAGECACHE_METHOD_CACHESTAT;
+	else if (strcmp(s, "mincore") == 0)
+		*ret = PAGECACHE_METHOD_MINCORE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+bool pagecache_measures(enum pagecache_abi abi, unsigned f)
+{
+	return abi != PAGECACHE_ABI_MINCORE || f == 0;
+}
+
+enum pagecache_abi pagecache_select(enum pagecache_method method, enum pagecache_abi abi,
+				    int probe_err)
+{
+	switch (method) {
+	case PAGECACHE_METHOD_MINCORE:
+		return PAGECACHE_ABI_MINCORE;
+	case PAGECACHE_METHOD_AUTO:
+		if (abi == PAGECACHE_ABI_NONE && probe_err == 0)
+			return PAGECACHE_ABI_MINCORE;
+		return abi;
+	case PAGECACHE_METHOD_CACHESTAT:
+	default:
+		return abi;
 	}
 }
 
@@ -120,6 +156,7 @@ int pagecache_stat(const struct pagecache *pc, int fd, struct pagecache_cachesta
 		r = call_mainline(pc->sys, fd, &cs);
 		break;
 	case PAGECACHE_ABI_NONE:
+	case PAGECACHE_ABI_MINCORE: /* files/mincore.h measures */
 	default:
 		return -ENOSYS;
 	}

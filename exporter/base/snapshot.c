@@ -17,6 +17,7 @@ static const char *const skip_names[_SKIP_MAX] = {
 	[SKIP_MOUNT_STUCK] = "mount_stuck",
 	[SKIP_PROCESS_CAP] = "process_cap",
 	[SKIP_MOUNT_CAPPED] = "mount_capped",
+	[SKIP_PAGE_CAP] = "page_cap",
 };
 
 const char *skip_reason_name(enum skip_reason r)

@@ -30,6 +30,7 @@ enum skip_reason {
 			     limits.max_descriptors_per_process or max_mappings_per_process cap, and
 			     the rest of them was not read */
 	SKIP_MOUNT_CAPPED, /* its mount namespace's table or its overlay over a cap (fstypes.h) */
+	SKIP_PAGE_CAP,    /* the mincore method: over its pages per file or per scan */
 	_SKIP_MAX,
 };
 

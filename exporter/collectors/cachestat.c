@@ -79,7 +79,17 @@ static void files_skipped(struct files_ctx *fc, enum skip_reason r, int err)
 
 enum skip_reason cachestat_skip_reason(int r)
 {
-	return r == -EPERM ? SKIP_EPERM : r == -EOPNOTSUPP ? SKIP_UNSUPPORTED : SKIP_ERROR;
+	switch (r) {
+	case -EPERM:
+		return SKIP_EPERM;
+	case -EOPNOTSUPP: /* cachestat(2) on hugetlbfs */
+	case -ENODEV:     /* mmap(2) of a file system that cannot map its files */
+		return SKIP_UNSUPPORTED;
+	case -E2BIG: /* the mincore method's page caps */
+		return SKIP_PAGE_CAP;
+	default:
+		return SKIP_ERROR;
+	}
 }
 
 struct snap_file cachestat_file_record(const struct files_entry *e,
@@ -124,7 +134,8 @@ static int visit_file(struct files_ctx *fc, const struct files_entry *e)
 
 		fc->skipped[why]++;
 		if (fc->on_skip)
-			note_skip(cs, why, -r, "cachestat", e);
+			note_skip(cs, why, -r,
+				  cs->scan->pc->abi == PAGECACHE_ABI_MINCORE ? "mincore" : "cachestat", e);
 		return 0;
 	}
 	file = cachestat_file_record(e, &st, (uint64_t)cs->scan->page_size);
@@ -158,6 +169,8 @@ static int scan_begin(struct collect_scan *scan, size_t idx, void **ret_state)
 		.max_fds_per_process = scan->cfg->max_descriptors_per_process,
 		.max_maps_per_process = scan->cfg->max_mappings_per_process,
 		.glob_max_entries = max_glob_entries,
+		.page_size = (uint64_t)scan->page_size,
+		.mincore_pages_left = &scan->mincore_pages_left,
 	};
 	cs->files.procfs_fd = open(scan->procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cs->files.procfs_fd < 0) {
@@ -347,6 +360,8 @@ static void cachestat_text(FILE *out, const struct snapshot *s, size_t idx)
 	if (!any)
 		return;
 	for (size_t f = 0; f < ELEMENTSOF(families); f++) {
+		if (f < _SNAP_COUNT_MAX && !pagecache_measures(s->abi, (unsigned)f))
+			continue; /* not measured (the mincore method): no series rather than zeros */
 		render_family(out, families[f].name, "gauge", families[f].help);
 		for (size_t i = 0; i < s->n_cgroups; i++) {
 			const struct cachestat_cgroup *sum = s->cgroups[i].data[idx];

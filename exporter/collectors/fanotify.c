@@ -315,6 +315,8 @@ static int scan_begin(struct collect_scan *scan, size_t idx, void **ret_state)
 		.fstypes = scan->fstypes,
 		.deadline_ns = files_now_ns() + (uint64_t)(scan->cfg->max_scan_seconds * 1e9),
 		.reserve_ns = (uint64_t)(scan->cfg->max_scan_seconds * 1e9) / (2 * (scan->n_cgroups + 1)),
+		.page_size = (uint64_t)scan->page_size,
+		.mincore_pages_left = &scan->mincore_pages_left,
 	};
 	fs->mine = calloc(1, sizeof(*fs->mine)); /* the counters, for the first cgroup */
 	fs->fh = malloc(sizeof(*fs->fh) + HANDLESET_HANDLE_MAX);

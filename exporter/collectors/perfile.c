@@ -365,6 +365,8 @@ static void perfile_text(FILE *out, const struct snapshot *s, size_t idx)
 	for (size_t f = 0; f < ELEMENTSOF(families); f++) {
 		if (!(budget.families & (1u << f)))
 			continue;
+		if (families[f].field >= 0 && !pagecache_measures(s->abi, (unsigned)families[f].field))
+			continue; /* not measured (the mincore method): no series rather than zeros */
 		render_family(out, families[f].name, "gauge", families[f].help);
 		for (size_t i = 0; i < s->n_cgroups; i++)
 			if (s->cgroups[i].data[idx])

@@ -272,6 +272,8 @@ static void subtree_families(FILE *out, const struct snapshot *s, size_t idx)
 		any |= sum && sum->has_subtree;
 	}
 	for (size_t f = 0; any && f < ELEMENTSOF(families); f++) {
+		if (f < _SNAP_COUNT_MAX && !pagecache_measures(s->abi, (unsigned)f))
+			continue; /* not measured (the mincore method): no series rather than zeros */
 		render_family(out, families[f].name, "gauge", families[f].help);
 		for (size_t i = 0; i < s->n_cgroups; i++) {
 			const struct subtree_cgroup *sum = s->cgroups[i].data[idx];

@@ -27,6 +27,7 @@ int files_stat_opath(int fd, struct stat *st, uint64_t *ret_mnt_id)
 		.st_uid = sx.stx_uid,
 		.st_gid = sx.stx_gid,
 		.st_size = (off_t)sx.stx_size,
+		.st_blksize = (blksize_t)sx.stx_blksize, /* always filled: the mincore method reads it */
 	};
 	*ret_mnt_id = (sx.stx_mask & STATX_MNT_ID) ? sx.stx_mnt_id : UINT64_MAX;
 	return 0;

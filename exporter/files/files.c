@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "files/mincore.h"
 #include "files/overlay.h"
 #include "files/quarantine.h"
 
@@ -116,6 +117,8 @@ void files_ctx_done(struct files_ctx *ctx)
 	ctx->self_fd_dir = 0;
 	fileset_done(&ctx->seen);
 	filecache_done(&ctx->cache);
+	free(ctx->mincore_vec);
+	ctx->mincore_vec = NULL;
 	if (ctx->fstypes)
 		fstypes_reset(ctx->fstypes);
 }
@@ -354,7 +357,10 @@ int files_cachestat(struct files_ctx *ctx, const struct pagecache *pc, const str
 	}
 	if (e->fd < 0)
 		return -EBADF;
-	r = pagecache_stat(pc, e->fd, ret);
+	if (pc->abi == PAGECACHE_ABI_MINCORE)
+		r = mincore_stat(ctx, pc, e, ret);
+	else
+		r = pagecache_stat(pc, e->fd, ret);
 	if (r == 0 && e->st->st_size >= FILES_CACHE_MIN_SIZE)
 		/* out of memory, it is asked about again next time: no error */
 		(void)filecache_put(&ctx->cache, (uint64_t)e->st->st_dev, (uint64_t)e->st->st_ino,

@@ -71,6 +71,15 @@ struct files_ctx {
 	const char *cgroup;
 	bool cgroup_memory_v1;
 
+	/*
+	 * The mincore method's (mincore.h): the page size, the pages the scan may still walk
+	 * (shared by the collectors of a scan; NULL: no cap) and the vector it fills (freed by
+	 * files_ctx_done()).
+	 */
+	uint64_t page_size;
+	uint64_t *mincore_pages_left;
+	unsigned char *mincore_vec;
+
 	pid_t pid; /* the process files_scan_pid() is at; 0 for configured paths */
 	/*
 	 * Names a configured glob reads at most, per pattern and cgroup (pathglob.h); 0: no cap.
@@ -119,9 +128,11 @@ int files_scan_pid(struct files_ctx *ctx, pid_t pid);
 int files_scan_path(struct files_ctx *ctx, const char *pattern);
 
 /*
- * cachestat(2) of an entry's file, as pagecache_stat() returns it. A large file's answer (the
- * kernel visits each of its cached pages) is remembered for the rest of the scan: a file counted
- * in several cgroups is then not asked about, nor even opened, again.
+ * cachestat(2) of an entry's file, as pagecache_stat() returns it, or with PAGECACHE_ABI_MINCORE
+ * its cached pages as mincore_stat() counts them (-E2BIG: over a page cap). A large file's
+ * answer (the kernel visits each of its cached pages, or every page with mincore) is remembered
+ * for the rest of the scan: a file counted in several cgroups is then not asked about, nor even
+ * opened, again.
  */
 int files_cachestat(struct files_ctx *ctx, const struct pagecache *pc, const struct files_entry *e,
 		    struct pagecache_cachestat *ret);

@@ -249,9 +249,9 @@ int sandbox_drop_all(char **ret_error)
 /*
  * What the scanner calls once it runs: memory, threads (scans, the timer, a reader per HTTP
  * process), signals, the scan (cgroup and proc files, directory walks, overlay xattrs read,
- * cachestat), starting an HTTP process and talking to it, time. The calls of libmicrohttpd and
- * TLS stay allowed: the HTTP process inherits this filter and stacks its own, and a call passes
- * only when both allow it. No exec, no new sockets but an AF_UNIX pair, no ptrace, no mounts, no
+ * cachestat, or mmap and mincore), starting an HTTP process and talking to it, time. The calls
+ * of libmicrohttpd and TLS stay allowed: the HTTP process inherits this filter and stacks its
+ * own, and a call passes only when both allow it. No exec, no new sockets but an AF_UNIX pair, no ptrace, no mounts, no
  * chmod/chown/utimes/setxattr (which CAP_FOWNER would allow). Calls with arguments worth
  * restricting (open flags, clone flags, prctl) are added below.
  *
@@ -290,6 +290,9 @@ static const char *const allowed_syscalls[] = {
 	"clock_gettime", "clock_getres", "gettimeofday", "time", "getrandom", "getuid", "geteuid",
 	"getgid", "getegid", "getresuid", "getresgid", "getgroups", "uname", "sysinfo",
 	"getrlimit", "prlimit64", "getrusage", "capget",
+	/* the mincore method (files/mincore.h): a file mapped PROT_READ and MAP_SHARED (mmap, above;
+	 * opened read-only, so never writable), mincore on it, munmap */
+	"mincore",
 	/* overlayfs: the trusted.overlay.* xattrs of metacopy and redirect files (read only) */
 	"getxattr", "fgetxattr", "lgetxattr",
 	/* the HTTP process: started again when it dies (a fork), its channel, its bodies, and

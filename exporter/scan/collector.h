@@ -49,6 +49,8 @@ struct collect_scan {
 	struct dircache *dircache; /* directory listings kept between scans; NULL: none */
 	size_t n_cgroups;        /* in the tree when the scan started, for fair shares of time */
 	struct snapshot *snap;
+	/* pages the mincore method may still walk in this scan, for all collectors (mincore.h) */
+	uint64_t mincore_pages_left;
 
 	/* the engine's own */
 	bool active[COLLECTORS_MAX];

@@ -349,6 +349,9 @@ static struct snapshot *scan_run(struct scan_engine *c, const struct config *cfg
 		.fstypes = &fstypes,
 		.dircache = dircache,
 		.snap = snap,
+		.mincore_pages_left = c->pc.mincore_max_pages_per_scan
+					      ? c->pc.mincore_max_pages_per_scan
+					      : PAGECACHE_MINCORE_DEFAULT_MAX_PAGES_PER_SCAN,
 	};
 	_cleanup_(cgcap_freep) struct cgcap *cap = NULL;
 	const struct cgcap_limits lim = { .max_cgroups = c->opts.max_cgroups,

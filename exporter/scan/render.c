@@ -100,7 +100,7 @@ static void render_info(FILE *out, const struct snapshot *s, const struct render
 	fputs("\"} 1\n", out);
 
 	render_family(out, "cachestat_syscall_info", "gauge",
-		      "The cachestat ABI of the running kernel: seed, mainline, both or none.");
+		      "How the files' page cache is measured: the cachestat ABI of the running kernel (seed, mainline, both), mincore, or none.");
 	fprintf(out, "cachestat_syscall_info{abi=\"%s\"} 1\n", pagecache_abi_name(s->abi));
 }
 
@@ -272,15 +272,27 @@ json_t *render_json_u64(uint64_t v)
 	return json_integer((json_int_t)v);
 }
 
+/*
+ * The ABI of the snapshot render_json() is at, for render_json_counts(), which the collectors'
+ * render_json hooks call without the snapshot; per thread, as scrapes render at once.
+ */
+static __thread enum pagecache_abi json_abi = PAGECACHE_ABI_MAINLINE;
+
 json_t *render_json_counts(const struct snap_counts *c, json_t *o)
 {
+	static const char *const keys[_SNAP_COUNT_MAX] = {
+		[SNAP_CACHED] = "cached_bytes",
+		[SNAP_DIRTY] = "dirty_bytes",
+		[SNAP_WRITEBACK] = "writeback_bytes",
+		[SNAP_EVICTED] = "evicted_bytes",
+		[SNAP_RECENTLY_EVICTED] = "recently_evicted_bytes",
+	};
+
 	if (!o)
 		return NULL;
-	json_object_set_new(o, "cached_bytes", render_json_u64(c->cached));
-	json_object_set_new(o, "dirty_bytes", render_json_u64(c->dirty));
-	json_object_set_new(o, "writeback_bytes", render_json_u64(c->writeback));
-	json_object_set_new(o, "evicted_bytes", render_json_u64(c->evicted));
-	json_object_set_new(o, "recently_evicted_bytes", render_json_u64(c->recently_evicted));
+	for (unsigned f = 0; f < _SNAP_COUNT_MAX; f++)
+		if (pagecache_measures(json_abi, f)) /* a count not measured is left out, not 0 */
+			json_object_set_new(o, keys[f], render_json_u64(snap_counts_get(c, (enum snap_count)f)));
 	return o;
 }
 
@@ -331,6 +343,7 @@ int render_json(FILE *out, const struct snapshot *s, const struct render_meta *m
 	json_object_set_new(root, "version", render_json_str(meta->version));
 	json_object_set_new(root, "revision", render_json_str(meta->revision));
 	json_object_set_new(root, "abi", json_string(pagecache_abi_name(s->abi)));
+	json_abi = s->abi;
 	cgroups = json_array();
 	for (size_t i = 0; cgroups && i < s->n_cgroups; i++)
 		json_array_append_new(cgroups, json_cgroup(&s->cgroups[i]));

@@ -10,7 +10,10 @@
 # per-cgroup sums count the large ones twice. All files are cached first, so every tool answers
 # the same question about warm files. Prints one table: the exporter's full scan (--once, and a
 # timed scrape of the daemon), the floor (open + cachestat + close over the same files, see
-# floor.c), vmtouch and fincore (both mincore-based), and the exporter's peak RSS.
+# floor.c), vmtouch and fincore (both mincore-based), and the exporter's peak RSS. Then the
+# mincore method (--cachestat.method=mincore) in the same rounds, against its own floor (open +
+# mmap + mincore + munmap + close: floor.c --mincore), beside the cachestat path's ratio and
+# vmtouch's against that floor.
 # Then files on overlayfs, reported apart: one cgroup's files read through an overlay whose
 # lower layer is that cgroup's directory, against the floor over the same (real) files.
 # BENCH_BASELINE=/path/to/another/cachestat_exporter adds its --once and scrape rows to the same
@@ -188,6 +191,8 @@ for _ in $(seq "$runs"); do
 		timed base_once "$base_bin" --once --path.cgroupfs="$parent" --config.file="$config"
 		scrape base_scrape "$base_daemon" "$base_port"
 	fi
+	timed floor_mincore "$work/floor" --mincore "$work/list"
+	timed once_mincore "$bin" --once --cachestat.method=mincore --path.cgroupfs="$parent" --config.file="$config"
 	timed vmtouch vmtouch -q "$tree"
 	timed fincore sh -c "xargs -d '\n' -n 20000 fincore -b -n -o RES <'$work/list'"
 done
@@ -205,7 +210,7 @@ median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END { print
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
 fmt() { awk -v a="$1" 'BEGIN { printf "%.3f", a }'; }
 fw=$(best <<<"${wall[floor]}") fc=$(best <<<"${cpu[floor]}")
-row() { # row LABEL COMMAND NAME
+row() { # row LABEL COMMAND NAME: ratios against the floor in fw and fc
 	local w m c
 	w=$(best <<<"${wall[$3]}") m=$(median <<<"${wall[$3]}")
 	c=$(best <<<"${cpu[$3]:-}")
@@ -231,6 +236,21 @@ if [ -n "$base_bin" ]; then
 fi
 row "vmtouch (mincore)" '`vmtouch -q TREE`' vmtouch
 row "fincore (mincore)" '`xargs fincore -b -n -o RES < LIST`' fincore
+
+# ---- the mincore method, against its own floor ----
+cs_ratio=$(ratio "$(best <<<"${wall[once]}")" "$fw")
+fw=$(best <<<"${wall[floor_mincore]}") fc=$(best <<<"${cpu[floor_mincore]}")
+mc_cached=$(awk '/^cachestat_cgroup_subtree_cached_bytes\{cgroup="\/"\}/ { print $2 }' "$work/once_mincore.out")
+echo
+echo "the mincore method: exporter counted $mc_cached bytes cached in the root's subtree (cachestat: $ex_cached); its floor $(cut -d' ' -f3 "$work/floor_mincore.out") bytes over its list"
+echo
+echo "| what | command | best wall (s) | median wall (s) | CPU user+sys (s) | wall vs mincore floor | CPU vs mincore floor |"
+echo "|---|---|---:|---:|---:|---:|---:|"
+row "floor: open + mmap + mincore + munmap + close" '`tests/bench/floor.c --mincore LIST`' floor_mincore
+row "exporter, one scan, mincore method" '`cachestat_exporter --once --cachestat.method=mincore`' once_mincore
+row "vmtouch (mincore)" '`vmtouch -q TREE`' vmtouch
+echo
+echo "ratios to their own floors (best wall): cachestat path $cs_ratio, mincore path $(ratio "$(best <<<"${wall[once_mincore]}")" "$fw"), vmtouch $(ratio "$(best <<<"${wall[vmtouch]}")" "$fw")"
 echo
 echo "exporter peak RSS: --once $((ex_rss / 1024)) MiB ($ex_rss KiB); daemon after $((runs + 1)) scrapes $((daemon_rss / 1024)) MiB ($daemon_rss KiB)"
 

@@ -121,6 +121,57 @@ static void test_probe_running_kernel(void **state)
 		    pc.abi == PAGECACHE_ABI_BOTH || pc.abi == PAGECACHE_ABI_NONE);
 }
 
+/*
+ * --cachestat.method: auto takes mincore where a probe found no cachestat (a fake kernel
+ * without it: ENOSYS), and keeps cachestat where there is one; mincore always takes it;
+ * cachestat never does. A probe that failed otherwise keeps none.
+ */
+static void test_method_select(void **state)
+{
+	struct pagecache_cachestat cs;
+	struct pagecache pc;
+	enum pagecache_method m;
+	int r;
+
+	(void)state;
+	use_kernel(FAKE_NONE);
+	r = pagecache_probe(fake_cachestat, 3, &pc);
+	assert_int_equal(pagecache_select(PAGECACHE_METHOD_AUTO, pc.abi, r), PAGECACHE_ABI_MINCORE);
+	assert_string_equal(pagecache_abi_name(PAGECACHE_ABI_MINCORE), "mincore");
+	assert_int_equal(pagecache_select(PAGECACHE_METHOD_CACHESTAT, pc.abi, r), PAGECACHE_ABI_NONE);
+	assert_int_equal(pagecache_select(PAGECACHE_METHOD_MINCORE, pc.abi, r), PAGECACHE_ABI_MINCORE);
+
+	use_kernel(FAKE_MAINLINE);
+	r = pagecache_probe(fake_cachestat, 3, &pc);
+	assert_int_equal(pagecache_select(PAGECACHE_METHOD_AUTO, pc.abi, r), PAGECACHE_ABI_MAINLINE);
+	assert_int_equal(pagecache_select(PAGECACHE_METHOD_MINCORE, pc.abi, r), PAGECACHE_ABI_MINCORE);
+
+	use_kernel(FAKE_BROKEN);
+	r = pagecache_probe(fake_cachestat, 3, &pc);
+	assert_int_equal(pagecache_select(PAGECACHE_METHOD_AUTO, pc.abi, r), PAGECACHE_ABI_NONE);
+
+	assert_int_equal(pagecache_method_parse("auto", &m), 0);
+	assert_int_equal(m, PAGECACHE_METHOD_AUTO);
+	assert_int_equal(pagecache_method_parse("mincore", &m), 0);
+	assert_int_equal(m, PAGECACHE_METHOD_MINCORE);
+	assert_int_equal(pagecache_method_parse("cachestat", &m), 0);
+	assert_int_equal(m, PAGECACHE_METHOD_CACHESTAT);
+	assert_int_equal(pagecache_method_parse("Mincore", &m), -EINVAL);
+	assert_int_equal(pagecache_method_parse("", &m), -EINVAL);
+
+	/* mincore measures cached pages only; cachestat all five counters */
+	assert_true(pagecache_measures(PAGECACHE_ABI_MINCORE, 0));
+	for (unsigned f = 1; f < 5; f++) {
+		assert_false(pagecache_measures(PAGECACHE_ABI_MINCORE, f));
+		assert_true(pagecache_measures(PAGECACHE_ABI_MAINLINE, f));
+	}
+	/* the mincore ABI is never handed to cachestat(2) */
+	pc = (struct pagecache){ .abi = PAGECACHE_ABI_MINCORE, .sys = fake_cachestat };
+	fake_reset_calls();
+	assert_int_equal(pagecache_stat(&pc, 3, &cs), -ENOSYS);
+	assert_int_equal(fake_calls(), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -132,6 +183,7 @@ int main(void)
 		cmocka_unit_test(test_probe_unexplained),
 		cmocka_unit_test(test_stat_error),
 		cmocka_unit_test(test_probe_running_kernel),
+		cmocka_unit_test(test_method_select),
 	};
 
 	return cmocka_run_group_tests_name("pagecache", tests, NULL, NULL);

@@ -18,6 +18,7 @@
 #include "collectors/cachestat.h"
 #include "collectors/memstat.h"
 #include "collectors/perfile.h"
+#include "collectors/subtree.h"
 #include "scan/registry.h"
 #include "scan/render.h"
 #include "base/utf8.h"
@@ -266,6 +267,64 @@ static void test_abi_none(void **state)
 	free(buf);
 }
 
+/* known_snapshot() measured with the mincore method, the root's subtree sums added. */
+static struct snapshot *mincore_snapshot(void)
+{
+	struct snapshot *s = known_snapshot();
+	struct subtree_cgroup *st = set_data(&s->cgroups[0], "subtree", sizeof(*st));
+
+	s->abi = PAGECACHE_ABI_MINCORE;
+	st->has_subtree = true;
+	st->c = (struct snap_counts){ .cached = 8192 };
+	st->files = 2;
+	return s;
+}
+
+/*
+ * The mincore method measures cached pages only: the cached families are there, per cgroup,
+ * per subtree and per file; dirty, writeback, evicted and recently evicted have no series (no
+ * HELP line either) and no JSON key, rather than zeros.
+ */
+static void test_mincore_absent(void **state)
+{
+	static const char *const absent_text[] = {
+		"cachestat_cgroup_dirty_bytes", "cachestat_cgroup_writeback_bytes",
+		"cachestat_cgroup_evicted_bytes", "cachestat_cgroup_recently_evicted_bytes",
+		"cachestat_cgroup_subtree_dirty_bytes", "cachestat_cgroup_subtree_writeback_bytes",
+		"cachestat_cgroup_subtree_evicted_bytes", "cachestat_cgroup_subtree_recently_evicted_bytes",
+		"cachestat_file_recently_evicted_bytes",
+	};
+	static const char *const absent_json[] = {
+		"\"dirty_bytes\"", "\"writeback_bytes\"", "\"evicted_bytes\"", "\"recently_evicted_bytes\"",
+	};
+	char *buf;
+
+	(void)state;
+	buf = render_unref(render_text, mincore_snapshot());
+	assert_non_null(strstr(buf, "cachestat_syscall_info{abi=\"mincore\"} 1\n"));
+	assert_non_null(strstr(buf, "cachestat_cgroup_cached_bytes{cgroup=\"/\"} 8192\n"));
+	assert_non_null(strstr(buf, "cachestat_cgroup_subtree_cached_bytes{cgroup=\"/\"} 8192\n"));
+	assert_non_null(strstr(buf, "cachestat_cgroup_files{cgroup=\"/\"} 2\n"));
+	assert_non_null(strstr(buf, "cachestat_file_cached_bytes{"));
+	for (size_t i = 0; i < sizeof(absent_text) / sizeof(absent_text[0]); i++)
+		if (strstr(buf, absent_text[i]))
+			fail_msg("%s rendered under the mincore method", absent_text[i]);
+	free(buf);
+
+	buf = render_unref(render_json, mincore_snapshot());
+	assert_non_null(strstr(buf, "\"abi\": \"mincore\""));
+	assert_non_null(strstr(buf, "\"cached_bytes\": 8192"));
+	for (size_t i = 0; i < sizeof(absent_json) / sizeof(absent_json[0]); i++)
+		if (strstr(buf, absent_json[i]))
+			fail_msg("%s in the JSON under the mincore method", absent_json[i]);
+	free(buf);
+
+	/* the same snapshot under cachestat keeps every family: the test can tell */
+	buf = render_unref(render_text, known_snapshot());
+	assert_non_null(strstr(buf, "cachestat_cgroup_dirty_bytes{cgroup=\"/\"} 4096\n"));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +334,7 @@ int main(void)
 		cmocka_unit_test(test_golden_text),
 		cmocka_unit_test(test_golden_json),
 		cmocka_unit_test(test_abi_none),
+		cmocka_unit_test(test_mincore_absent),
 	};
 
 	return cmocka_run_group_tests_name("render", tests, NULL, NULL);
