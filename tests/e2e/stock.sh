@@ -25,5 +25,6 @@ cases=${E2E_CASES:-1 8 11 15}
 # numa=fake needs CONFIG_NUMA_EMU; without it the guest has one node and case 3 (refaults per node) fails.
 grep -q '^CONFIG_NUMA_EMU=y' "$dir/config" || log "stock kernel $flavour: no CONFIG_NUMA_EMU: one NUMA node"
 
-E2E_IMAGE=$dir/root.img E2E_KERNEL=$dir/vmlinuz E2E_INITRD=$dir/initrd.img E2E_ABI=$abi \
+# audit=1: the kernel logs a seccomp filter's kills (case 15 looks for the exporter's); Debian's starts with audit off.
+E2E_APPEND="audit=1 ${E2E_APPEND:-}" E2E_IMAGE=$dir/root.img E2E_KERNEL=$dir/vmlinuz E2E_INITRD=$dir/initrd.img E2E_ABI=$abi \
 	E2E_RUN_NAME=run-stock-$flavour E2E_OCI=${E2E_OCI-none} E2E_CASES=$cases exec "$E2E_DIR/run.sh"
