@@ -46,7 +46,7 @@ SUITES = \
 	e2e='tests/e2e/run.sh' \
 	kernel='kernel/scripts/test.sh debug'
 
-.PHONY: all exporter deps deb deb-build-test deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series bench-exporter bench-fanotify bench-hostile bench-cardinality bench-fleet demo fuzz loadtest clean
+.PHONY: all exporter deps deb deb-build-test deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series e2e-stock bench-exporter bench-fanotify bench-hostile bench-cardinality bench-fleet demo fuzz loadtest clean
 
 all: exporter
 
@@ -129,6 +129,10 @@ bench-cardinality: deps exporter
 # victoria-metrics, 10 minutes: head series, memory, samples/s, rule and dashboard query times.
 bench-fleet: deps exporter
 	nice -n 10 tests/bench/fleet.sh
+
+# Every e2e case on each stock Debian kernel (tests/e2e/stock.sh): bookworm's own, and bookworm-backports' mainline.
+e2e-stock: deps
+	rc=0; for k in bookworm mainline; do E2E_STOCK=$$k E2E_CASES=all E2E_OCI= tests/e2e/stock.sh || rc=1; done; exit $$rc
 
 demo: exporter
 	scripts/install-deps.sh $(DEPS_DEMO)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds, ahead of the suites that need them, what takes longest to make cold: the e2e guest image and the
+# Builds, ahead of the suites that need them, what takes longest to make cold: the e2e guest image (then the stock
+# kernels installed into copies of it) and the
 # release kernel side by side (the image spends most of its time fetching and unpacking packages, while the
 # kernel keeps the cores busy), then the debug kernel. make test starts it in the background (run-suites.sh's
 # PREBUILD). A suite that needs one of these calls the same build script, which waits on the build's lock and
@@ -33,7 +34,12 @@ timed() {
 }
 
 rc=0
-timed "guest image" "$top/tests/e2e/build-image.sh" &
+# The stock kernels of tests/e2e/stock.sh install into a copy of the guest image (downloads, then initramfs-tools).
+{
+	timed "guest image" "$top/tests/e2e/build-image.sh" &&
+		timed "stock kernel bookworm" "$top/tests/e2e/build-stock-kernel.sh" bookworm &&
+		timed "stock kernel mainline" "$top/tests/e2e/build-stock-kernel.sh" mainline
+} &
 image=$!
 timed "release kernel" "$top/kernel/scripts/build.sh" release || rc=1
 timed "debug kernel" "$top/kernel/scripts/build.sh" debug || rc=1

@@ -10,6 +10,7 @@
 # Environment: E2E_IMAGE (a root disk; default: build-image.sh), E2E_KERNEL (a bzImage; default: kernel/scripts/build.sh release), E2E_INITRD (only for a
 #   kernel that needs one), E2E_MEM_MB (3072, split over two NUMA nodes), E2E_SSH_PORT (10022),
 #   E2E_EXPORTER_PORT (19451), E2E_PROM_PORT (19090), E2E_TIMEOUT (QEMU's lifetime cap in seconds, 1800).
+#   E2E_SSH_WAIT (how long to wait for ssh, 300 s; a loaded host needs more).
 
 E2E_SSH_PORT=${E2E_SSH_PORT:-10022}
 E2E_EXPORTER_PORT=${E2E_EXPORTER_PORT:-19451}
@@ -111,7 +112,7 @@ exporter_scraped() {
 }
 
 vm_wait_ready() {
-	wait_for 300 ssh vm_ssh true
+	wait_for "${E2E_SSH_WAIT:-300}" ssh vm_ssh true
 	if ! vm_ssh cloud-init status --wait >"$VM_RUN/cloud-init-status" 2>&1; then
 		vm_ssh cloud-init status --long >&2 || true
 		die "cloud-init reported an error (see /var/log/cloud-init-output.log in the guest)"
