@@ -149,17 +149,24 @@ python3 "$top/dashboards/tools/dashtool.py" exprs --tsv --dashboard "$top/dashbo
 	--job cachestat | sed 's/^\([a-z]*\)\t/\1\tfleet: /' >>"$work/queries.tsv"
 python3 - "$prom" "$vm" "$ts" "$work/queries.tsv" "$work/rules.tsv" "$head_series" "$rss" \
 	"$samples_at_2m" "$now" "$samples_end" "$n_exporters" "$seconds" <<'PY' | tee "$work/figures.txt"
-import json, statistics, sys, time, urllib.parse, urllib.request
+import json, statistics, sys, time, urllib.error, urllib.parse, urllib.request
 prom, vm, ts, qfile, rfile = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 head, rss = float(sys.argv[6]), float(sys.argv[7])
 t2, s2 = map(float, sys.argv[8].split()) if sys.argv[8] else (None, None)
 tend, send, n, seconds = float(sys.argv[9]), float(sys.argv[10]), int(sys.argv[11]), sys.argv[12]
 
+class QueryFailed(Exception):
+    pass
+
 def get(base, path, **params):
     url = f"{base}{path}?{urllib.parse.urlencode(params)}"
     t0 = time.monotonic()
-    with urllib.request.urlopen(url, timeout=120) as r:
-        body = json.load(r)
+    try:
+        with urllib.request.urlopen(url, timeout=120) as r:
+            body = json.load(r)
+    except urllib.error.HTTPError as e:
+        # the store's own words (a 422 is an execution error: which, and of which query)
+        raise QueryFailed(f"{base}{path}: HTTP {e.code}: {e.read().decode(errors='replace')[:300]}")
     return time.monotonic() - t0, body
 
 def timed(base, path, **params):
@@ -199,14 +206,19 @@ for g, v in sorted(groups.items()):
     print(f"    {g:<30} {1000 * statistics.mean(v):8.1f} / {1000 * max(v):8.1f}")
 print("  dashboard queries, one instance's and the fleet's (median of 3, ms): Prometheus instant / 10 min range;"
       " victoria-metrics instant / range; equal at one instant")
-equal = total = empty = 0
+equal = total = empty = failed = 0
 for line in open(qfile):
     kind, name, expr = line.rstrip("\n").split("\t", 2)
     rng = dict(query=expr, start=ts - 600, end=ts, step=15)
-    pi, pb = timed(prom, "/api/v1/query", query=expr, time=ts)
-    pr, _ = timed(prom, "/api/v1/query_range", **rng)
-    vi, vb = timed(vm, "/api/v1/query", query=expr, time=ts)
-    vr, _ = timed(vm, "/api/v1/query_range", **rng)
+    try:
+        pi, pb = timed(prom, "/api/v1/query", query=expr, time=ts)
+        pr, _ = timed(prom, "/api/v1/query_range", **rng)
+        vi, vb = timed(vm, "/api/v1/query", query=expr, time=ts)
+        vr, _ = timed(vm, "/api/v1/query_range", **rng)
+    except QueryFailed as e:
+        failed += 1
+        print(f"    {kind:<8} {name[:44]:<44} FAILED: {e}\n      query: {expr}")
+        continue
     a, b = series(pb), series(vb)
     ok = same(a, b)
     empty += not a and not b
@@ -216,4 +228,6 @@ for line in open(qfile):
           f"{'equal' if ok else 'DIFFERENT'} ({len(a)} series{'' if ok else ': ' + how_different(a, b)})")
 print(f"  victoria-metrics answered {equal} of {total} dashboard queries as Prometheus did"
       f" ({empty} of them with no series at that instant in either)")
+if failed:
+    sys.exit(f"bench-fleet: {failed} dashboard queries failed (above)")
 PY
