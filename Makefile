@@ -44,6 +44,8 @@ SUITES = \
 	integration='kernel/scripts/build.sh release >/dev/null; tests/integration/run.sh' \
 	kernel-release='kernel/scripts/test.sh release' \
 	e2e='tests/e2e/run.sh' \
+	e2e-stock-bookworm='E2E_STOCK=bookworm tests/e2e/stock.sh' \
+	e2e-stock-mainline='E2E_STOCK=mainline tests/e2e/stock.sh' \
 	kernel='kernel/scripts/test.sh debug'
 
 .PHONY: all exporter deps deb deb-build-test deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series e2e-stock bench-exporter bench-fanotify bench-hostile bench-cardinality bench-fleet demo fuzz loadtest clean
