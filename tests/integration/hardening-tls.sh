@@ -28,9 +28,10 @@ tls_start() { start_exporter --log.level=debug "$@"; }
 handshake_failures() { grep -c 'msg=libmicrohttpd err=' "$log" 2>/dev/null; }
 # refused WHAT CURL_ARGS...: passes when the request gets no HTTP answer because the server
 # refused the TLS handshake: curl ends with a TLS failure (35 the handshake, 60 a certificate
-# it does not trust; 52 or 56 when TLS 1.3 refuses the client's certificate after the client's
-# Finished), not 7 (nothing listens) or 28 (nothing answers), and the exporter logged one more
-# failed handshake. A server gone or hung passes neither.
+# it does not trust; 52, 55 or 56 when TLS 1.3 refuses the client's certificate after the
+# client's Finished, the alert meeting curl as it reads or sends), not 7 (nothing listens) or
+# 28 (nothing answers), and the exporter logged one more failed handshake. A server gone or
+# hung passes neither.
 refused() {
 	local what=$1 before got status
 	shift
@@ -42,7 +43,7 @@ refused() {
 		sleep 0.05
 	done
 	case "${got% *}:$status:$(($(handshake_failures) - before))" in
-	000:35:[1-9]* | 000:60:[1-9]* | 000:52:[1-9]* | 000:56:[1-9]*)
+	000:35:[1-9]* | 000:60:[1-9]* | 000:52:[1-9]* | 000:55:[1-9]* | 000:56:[1-9]*)
 		pass "$what (000, curl exit $status, the server logged the failed handshake)" ;;
 	*)
 		fail "$what: got HTTP ${got% *}, curl exit $status, $(($(handshake_failures) - before)) failed handshake(s) logged; want 000, a TLS failure, 1"
