@@ -392,8 +392,10 @@ if [ "$exe" = /bin/true ]; then
 	run "kubernetes: the ConfigMap's config.json is JSON (the exporter is not built to load it)" \
 		"$py" -m json.tool "$tmp/config.json"
 else
-	# A scan of empty directories: only the config is at stake.
+	# A scan of empty directories: only the config is at stake (a cgroup.procs makes the
+	# directory pass the exporter's check that --path.cgroupfs is a cgroup directory).
 	mkdir -p "$tmp/empty/cgroup" "$tmp/empty/proc"
+	: >"$tmp/empty/cgroup/cgroup.procs"
 	once() {
 		"$exe" --once --no-security.drop-privileges --config.file="$1" \
 			--path.cgroupfs="$tmp/empty/cgroup" --path.procfs="$tmp/empty/proc"

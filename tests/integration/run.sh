@@ -327,11 +327,14 @@ for caps in sys_ptrace,dac_read_search,fowner,checkpoint_restore sys_ptrace,dac_
 			'$1 == k { print $2 }' "$work/nobody.prom")" "$(stat -c %s "$busybox_path")"
 done
 
-# a scan that cannot run prints what it has and says so in its exit status
-"$bin" --once --path.cgroupfs="$work/no-such-cgroupfs" >"$work/fail.prom" 2>/dev/null
+# a scan that cannot run prints what it has and says so in its exit status (a procfs that is
+# not there fails the cachestat collector; a cgroupfs that is not there is refused at start)
+"$bin" --once --path.cgroupfs="$cg2" --path.procfs="$work/no-such-procfs" >"$work/fail.prom" 2>/dev/null
 eq "--once with a collector failing exits 1" "$?" 1
 check "--once still prints the report, with success 0" \
-	grep -q '^cachestat_scrape_collector_success{collector="memstat"} 0$' "$work/fail.prom"
+	grep -q '^cachestat_scrape_collector_success{collector="cachestat"} 0$' "$work/fail.prom"
+check "--once: the other collectors' report is there" \
+	grep -q '^cachestat_scrape_collector_success{collector="memstat"} 1$' "$work/fail.prom"
 
 # ---- a bad config at start ----
 printf '{\n  "per_file_top": 3,\n  "limits": { "max_files_per_scan" 7 }\n}\n' >"$work/bad.json"
