@@ -99,6 +99,7 @@ else
 	check "and names the first of them" grep -Eq 'first="?/proc/[0-9]+' <<<"$line"
 	# the daemon: the warning once its first scan has run
 	bin=$work/cachestat_exporter
+	# shellcheck disable=SC2034 # read by start_exporter (tests/lib/tap.sh)
 	wrap=("${as_nobody[@]}")
 	if start_exporter --no-security.drop-privileges; then
 		curl -s -o /dev/null "http://127.0.0.1:$port/metrics"
