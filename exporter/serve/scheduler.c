@@ -362,12 +362,13 @@ int scheduler_enqueue(struct scheduler *s, uint64_t budget_ns, bool scan, struct
 	w->target = 0;
 	pthread_mutex_lock(&s->lock);
 	check_stuck(s, now);
-	if (scan && s->latest && s->min_interval_ns) {
-		/* the latest at once; past the interval a scan refreshes it for the next ones */
-		if (now - s->latest->done_ns >= s->min_interval_ns)
-			(void)start_scan(s, now);
+	/*
+	 * A snapshot younger than the interval is served at once, to every scraper alike; an
+	 * older one makes the scrape wait for the scan it starts (or joins), up to its budget, so
+	 * that a single Prometheus gets fresh data and a pair still shares one scan.
+	 */
+	if (scan && s->latest && s->min_interval_ns && now - s->latest->done_ns < s->min_interval_ns)
 		scan = false;
-	}
 	if (scan) {
 		/* without a thread for the scan or the timer, serve what there is at once */
 		if (start_scan(s, now) == 0 && start_timer(s) == 0) {

@@ -3,7 +3,7 @@
 # An HA pair of Prometheus servers on one exporter: one scan per scrape interval.
 #
 # Two real Prometheus servers (Debian's), external labels replica=a and replica=b as an HA pair
-# has, scrape one exporter every 15 s for SECONDS (HAPAIR_SECONDS, 95 by default). The exporter
+# has, scrape one exporter every 15 s for SECONDS (HAPAIR_SECONDS, 70 by default). The exporter
 # runs with the ARGS of the package's default file (deploy/systemd/cachestat-exporter.default),
 # which the unit and the DaemonSet carry too. The oracle for the scans is the kernel's: an
 # inotify watch on a file the config assigns to a cgroup counts its opens, one per scan (the
@@ -16,7 +16,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/lib/tap.sh
 . "$top/tests/lib/tap.sh"
 bin=$top/exporter/cachestat_exporter
-seconds=${HAPAIR_SECONDS:-95}
+seconds=${HAPAIR_SECONDS:-70}
 
 [ "$(id -u)" -eq 0 ] || skip_suite "needs root (a cgroup of its own)"
 command -v prometheus >/dev/null || skip_suite "prometheus not installed (tests/integration/deps.txt)"
@@ -91,7 +91,8 @@ query() {
 		python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")'
 }
 
-# run_pair LABEL EXPORTER-ARGS...: the pair for $seconds; sets scans, scrapes_a, scrapes_b.
+# run_pair LABEL EXPORTER-ARGS...: the pair (one server with SINGLE=1) for $seconds; sets scans,
+# scrapes_a, scrapes_b, the largest snapshot age each saw (age, age_b) and the longest scan (scan_max).
 run_pair() {
 	local what=$1 pa pb n0 i
 	shift
@@ -104,18 +105,26 @@ run_pair() {
 		{ fail "$what: no free ports"; return 1; }
 	n0=$(opens)
 	start_prom "$what-a" "$pa" a
-	start_prom "$what-b" "$pb" b
+	[ -n "${SINGLE:-}" ] || start_prom "$what-b" "$pb" b
 	sleep "$seconds"
 	scans=$(($(opens) - n0))
 	scrapes_a=$(query "$pa" "count_over_time(up[10m])")
-	scrapes_b=$(query "$pb" "count_over_time(up[10m])")
 	age=$(query "$pa" "max_over_time(cachestat_snapshot_age_seconds[10m])")
-	age_b=$(query "$pb" "max_over_time(cachestat_snapshot_age_seconds[10m])")
+	scan_max=$(query "$pa" "max_over_time(sum(cachestat_scrape_collector_duration_seconds)[10m:])")
+	scrapes_b=0 age_b=0
+	if [ -z "${SINGLE:-}" ]; then
+		scrapes_b=$(query "$pb" "count_over_time(up[10m])")
+		age_b=$(query "$pb" "max_over_time(cachestat_snapshot_age_seconds[10m])")
+	fi
 	for i in "${proms[@]}"; do kill "$i" 2>/dev/null; wait "$i" 2>/dev/null; done
 	proms=()
 	stop_exporter
 	echo "     $what: $scans scans (opens of the assigned file) for $scrapes_a + $scrapes_b scrapes;" \
-		"largest snapshot age seen: ${age:-?} s (a), ${age_b:-?} s (b)"
+		"largest snapshot age seen: ${age:-?} s (a), ${age_b:-?} s (b); longest scan ${scan_max:-?} s"
+}
+# age_within LIMIT AGE...: whether every AGE is at most LIMIT seconds (a missing one is not).
+age_within() {
+	python3 -c 'import sys; lim = float(sys.argv[1]); sys.exit(not all(a and float(a) <= lim for a in sys.argv[2:]))' "$@"
 }
 
 # shellcheck disable=SC2086 # ARGS is split on whitespace, as systemd does
@@ -127,8 +136,19 @@ if run_pair default $args; then
 	most=$(( (scrapes_a > scrapes_b ? scrapes_a : scrapes_b) + 1 ))
 	check "default: one scan per interval for the pair ($scans scans, at most $most)" \
 		test "$scans" -ge 1 -a "$scans" -le "$most"
-	check "default: a shared snapshot's age is a series, and some scrape got an older one" \
-		python3 -c "import sys; sys.exit(not (max(float('${age:-0}'), float('${age_b:-0}')) > 0.5))"
+	# a scrape waits for a scan past the interval: no snapshot older than it plus a scan
+	interval=$(sed -n 's/.*--scan.min-interval=\([0-9.]*\).*/\1/p' <<<"$args")
+	check "default: no scrape got a snapshot older than the interval ($age, $age_b s; ${interval:-?} s + a scan)" \
+		age_within "$(python3 -c "print(${interval:-0} + float('${scan_max:-0}' or 0) + 1)")" "$age" "$age_b"
+fi
+# One Prometheus (kube-prometheus-stack's default): every scrape finds the snapshot older than the
+# interval, so each waits for the scan it starts and gets data no older than that scan.
+# shellcheck disable=SC2086 # ARGS is split on whitespace, as systemd does
+if SINGLE=1 run_pair single $args; then
+	check "single: one scan per scrape ($scans scans for $scrapes_a scrapes)" \
+		test "$scans" -ge $((scrapes_a - 1)) -a "$scans" -le $((scrapes_a + 2))
+	check "single: fresh data, the age at most the scan's time ($age s; scan ${scan_max:-?} s + 1)" \
+		age_within "$(python3 -c "print(float('${scan_max:-0}' or 0) + 1)")" "$age"
 fi
 if run_pair every-scrape --scan.min-interval=0; then
 	total=$((scrapes_a + scrapes_b))

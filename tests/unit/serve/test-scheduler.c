@@ -203,7 +203,7 @@ static void test_stuck_scan(void **state)
 	scheduler_free(s);
 }
 
-/* With a minimum interval, scrapes get the latest body at once; an old one starts a scan. */
+/* With a minimum interval, scrapes get a young body at once; past it they wait for a scan. */
 static void test_min_interval(void **state)
 {
 	struct scan_engine *c = make(10);
@@ -222,20 +222,29 @@ static void test_min_interval(void **state)
 	assert_ptr_equal(a, b);
 	assert_false(stale);
 	sched_body_unref(b);
-	/* past the interval: the same body at once, and a scan in the background */
+	/* past the interval: the scrape waits for the scan it starts, and gets its body */
 	scheduler_set_min_interval(s, 0.2);
 	usleep(300000);
 	assert_int_equal(scheduler_get(s, 5000000000ULL, true, &b, &stale), 0);
-	assert_ptr_equal(a, b);
-	sched_body_unref(b);
-	for (int i = 0; i < 100 && fake_calls() < 10; i++)
-		usleep(20000);
 	assert_int_equal(fake_calls(), 10);
+	assert_ptr_not_equal(a, b);
+	assert_true(b->seq > a->seq);
+	assert_false(stale);
 	sched_body_unref(a);
+	/* a scan slower than the scrape's budget: the previous body, said to be stale */
+	usleep(300000);
+	fake_set_delay(100); /* 5 files: half a second */
+	assert_int_equal(scheduler_get(s, 100000000ULL, true, &a, &stale), 0);
+	assert_ptr_equal(a, b);
+	assert_true(stale);
+	fake_set_delay(0);
+	sched_body_unref(a);
+	sched_body_unref(b);
+	for (int i = 0; i < 100 && fake_calls() < 15; i++)
+		usleep(20000); /* the slow scan's end */
 	scheduler_set_min_interval(s, 0);
-	usleep(100000); /* the background scan's end */
 	assert_int_equal(scheduler_get(s, 5000000000ULL, true, &b, &stale), 0);
-	assert_int_equal(fake_calls(), 15);
+	assert_int_equal(fake_calls(), 20);
 	sched_body_unref(b);
 	scheduler_free(s);
 }
