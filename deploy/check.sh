@@ -405,6 +405,48 @@ else
 	reject "kubernetes: the exporter refuses the ConfigMap's config.json with an unknown key" once "$tmp/config-broken.json"
 fi
 
+# --- Kubernetes: the tls component served as its PodMonitor scrapes ------------------------------
+# The Secret's files as the component's comment says to make them, in a directory standing for its
+# mount; the exporter started with the rendered --web.config.file's name in it; curl asks as the
+# PodMonitor does: the CA from the scrape Secret, serverName cachestat-exporter, the login.
+tls_serve() {
+	local web=$tmp/tls/web ca=$tmp/tls/ca port log=$tmp/tls/exporter.log pid rc=1 arg
+	mkdir -p "$web" "$ca" "$tmp/empty/cgroup" "$tmp/empty/proc"
+	: >"$tmp/empty/cgroup/cgroup.procs"
+	arg=$("$py" -c 'import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["kind"] == "DaemonSet":
+        print(next(a for a in d["spec"]["template"]["spec"]["containers"][0]["args"] if a.startswith("--web.config.file=")))' \
+		"$tmp/render/tls.yaml") || return 1
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=cse-ca \
+		-keyout "$ca/ca.key" -out "$ca/ca.crt" 2>/dev/null &&
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=cachestat-exporter \
+			-keyout "$web/tls.key" -out "$ca/tls.csr" 2>/dev/null &&
+		printf 'subjectAltName=DNS:cachestat-exporter\nextendedKeyUsage=serverAuth\n' >"$ca/ext" &&
+		openssl x509 -req -in "$ca/tls.csr" -CA "$ca/ca.crt" -CAkey "$ca/ca.key" -CAcreateserial -days 2 \
+			-extfile "$ca/ext" -out "$web/tls.crt" 2>/dev/null || return 1
+	printf 'tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\nbasic_auth_users:\n  prometheus: %s\n' \
+		"$("$py" -W ignore -c 'import crypt; print(crypt.crypt("s3cret", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=32)))')" \
+		>"$web/${arg##*/}"
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$exe" --no-security.drop-privileges --web.listen-address="127.0.0.1:$port" --web.config.file="$web/${arg##*/}" \
+		--path.cgroupfs="$tmp/empty/cgroup" --path.procfs="$tmp/empty/proc" 2>"$log" &
+	pid=$!
+	for _ in $(seq 100); do grep -qi 'listening on' "$log" && break; sleep 0.1; done
+	curl -sf --max-time 20 --resolve "cachestat-exporter:$port:127.0.0.1" --cacert "$ca/ca.crt" \
+		-u "prometheus:$1" "https://cachestat-exporter:$port/metrics" | grep -q '^cachestat_syscall_info' && rc=0
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return "$rc"
+}
+if [ "$exe" = /bin/true ] || [ ! -s "$tmp/render/tls.yaml" ] || ! command -v openssl >/dev/null; then
+	skipped "kubernetes tls: the component's layout is not served (needs the built exporter, openssl and the render)"
+else
+	run "kubernetes tls: the exporter serves the Secret's layout; the PodMonitor's CA, serverName and login get /metrics" \
+		tls_serve s3cret
+	reject "kubernetes tls: the same scrape with a wrong password is refused" tls_serve wrong
+fi
+
 # --- Kubernetes and agreement between the parts --------------------------------------------------
 tally "$py" "$deploycheck" kubernetes --unit "$unit" --base-dir deploy/kubernetes/base "${renders[@]}"
 tally "$py" "$deploycheck" agreement --unit "$unit" --rendered "$tmp/render/base.yaml"

@@ -33,7 +33,7 @@ UNUSED_CALLS = ("pidfd_getfd",)
 KINDS = ("Namespace", "PriorityClass", "ServiceAccount", "ConfigMap", "DaemonSet", "Service", "PodMonitor",
          "PrometheusRule")
 # What each variant's component must add to the base (deploy/kubernetes/components/).
-VARIANTS = ("base", "fanotify", "kube-prometheus", "kube-prometheus-stack")
+VARIANTS = ("base", "fanotify", "kube-prometheus", "kube-prometheus-stack", "networkpolicy", "tls")
 # kube-prometheus' Prometheus: service account prometheus-k8s in namespace monitoring.
 KUBE_PROMETHEUS_SA = ("monitoring", "prometheus-k8s")
 
@@ -389,6 +389,73 @@ def check_kube_prometheus_stack(objects, res):
               "(%s)" % ", ".join(sorted(map(str, values))), problems)
 
 
+def check_networkpolicy(objects, res):
+    """Only Prometheus pods of one namespace reach the metrics port, and the exporter reaches nothing."""
+    kinds = by_kind(objects)
+    ds = first(kinds, "DaemonSet")
+    _, c = exporter_container(kinds)
+    pod_labels = ds.get("spec", {}).get("template", {}).get("metadata", {}).get("labels") or {}
+    ports = {p.get("name") for p in c.get("ports", [])} | {p.get("containerPort") for p in c.get("ports", [])}
+    policies = kinds.get("NetworkPolicy", [])
+    problems = [] if policies else ["no NetworkPolicy"]
+    for np in policies:
+        spec = np.get("spec") or {}
+        name = np["metadata"]["name"]
+        if np["metadata"].get("namespace") != ds.get("metadata", {}).get("namespace"):
+            problems.append("%s is not in the DaemonSet's namespace" % name)
+        selected = (spec.get("podSelector") or {}).get("matchLabels") or {}
+        if not selected or any(pod_labels.get(k) != v for k, v in selected.items()):
+            problems.append("%s does not select the exporter's pods: %r" % (name, selected))
+        if set(spec.get("policyTypes") or []) != {"Ingress", "Egress"} or spec.get("egress"):
+            problems.append("%s does not close both directions with egress empty" % name)
+        for rule in spec.get("ingress") or []:
+            for peer in rule.get("from") or [{}]:
+                ns = (peer.get("namespaceSelector") or {}).get("matchLabels") or {}
+                pods = (peer.get("podSelector") or {}).get("matchLabels") or {}
+                if "kubernetes.io/metadata.name" not in ns or pods.get("app.kubernetes.io/name") != "prometheus":
+                    problems.append("%s admits a peer that is not a Prometheus pod of a named namespace: %r"
+                                    % (name, peer))
+            for port in rule.get("ports") or [{}]:
+                if port.get("port") not in ports:
+                    problems.append("%s opens port %r, not the metrics port" % (name, port.get("port")))
+        if not spec.get("ingress"):
+            problems.append("%s admits nobody" % name)
+    res.check("kubernetes networkpolicy: only Prometheus pods of a named namespace reach the metrics port; no "
+              "egress", problems)
+
+
+def check_tls(objects, res):
+    """The exporter serves its web config from a Secret; the PodMonitor and the probes speak HTTPS."""
+    kinds = by_kind(objects)
+    pod, c = exporter_container(kinds)
+    problems = []
+    arg = next((a.split("=", 1)[1] for a in c.get("args") or [] if a.startswith("--web.config.file=")), None)
+    if not arg:
+        problems.append("no --web.config.file")
+    else:
+        volumes = {v.get("name"): v for v in pod.get("volumes") or []}
+        mount = next((m for m in c.get("volumeMounts") or []
+                      if arg.startswith(m.get("mountPath", "").rstrip("/") + "/")), None)
+        if not mount or "secret" not in volumes.get(mount.get("name"), {}):
+            problems.append("--web.config.file=%s is not on a Secret's volume" % arg)
+        elif mount.get("readOnly") is not True:
+            problems.append("the web config's Secret is mounted writable")
+    for probe in ("livenessProbe", "readinessProbe"):
+        if ((c.get(probe) or {}).get("httpGet") or {}).get("scheme") != "HTTPS":
+            problems.append("%s does not ask over HTTPS" % probe)
+    for ep in first(kinds, "PodMonitor").get("spec", {}).get("podMetricsEndpoints") or []:
+        tls = ep.get("tlsConfig") or {}
+        auth = ep.get("basicAuth") or {}
+        if ep.get("scheme") != "https":
+            problems.append("the PodMonitor scrapes over %r" % ep.get("scheme"))
+        if tls.get("insecureSkipVerify") or not ((tls.get("ca") or {}).get("secret") and tls.get("serverName")):
+            problems.append("the PodMonitor does not verify the certificate (a CA from a Secret and a serverName)")
+        if not ((auth.get("username") or {}).get("name") and (auth.get("password") or {}).get("name")):
+            problems.append("the PodMonitor sends no login from a Secret")
+    res.check("kubernetes tls: the web config from a read-only Secret, HTTPS probes, a PodMonitor that verifies "
+              "the certificate and logs in", problems)
+
+
 def check_variants(renders, unit_text, base_dir, res):
     """renders: {variant: rendered YAML text}. Every variant is the base plus its component."""
     missing = [v for v in VARIANTS if v not in renders]
@@ -402,7 +469,8 @@ def check_variants(renders, unit_text, base_dir, res):
         if name == "base":
             res.items.extend(sub.items)
     checks = {"fanotify": check_fanotify, "kube-prometheus": check_kube_prometheus,
-              "kube-prometheus-stack": check_kube_prometheus_stack}
+              "kube-prometheus-stack": check_kube_prometheus_stack, "networkpolicy": check_networkpolicy,
+              "tls": check_tls}
     for name, fn in checks.items():
         if name in objects:
             fn(objects[name], res)

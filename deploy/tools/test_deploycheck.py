@@ -85,7 +85,7 @@ class Kubernetes(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.renders = {"base": render(os.path.join(KUBE, "base"))}
-        for name in ("fanotify", "kube-prometheus", "kube-prometheus-stack"):
+        for name in ("fanotify", "kube-prometheus", "kube-prometheus-stack", "networkpolicy", "tls"):
             cls.renders[name] = render(os.path.join(KUBE, "variants", name))
         cls.unit = read(UNIT)
 
@@ -163,6 +163,36 @@ class Kubernetes(unittest.TestCase):
                 for r in o["rules"]:
                     r["resources"] = [x for x in r["resources"] if x != "pods"]
         self.assertEqual(len(failed(deploycheck.check_kube_prometheus, objs)), 1)
+
+    def test_networkpolicy_open_to_any_namespace_fails(self):
+        objs = self.objects("networkpolicy")
+        self.assertEqual(failed(deploycheck.check_networkpolicy, objs), [])
+        for o in objs:
+            if o["kind"] == "NetworkPolicy":
+                del o["spec"]["ingress"][0]["from"][0]["namespaceSelector"]
+        self.assertEqual(len(failed(deploycheck.check_networkpolicy, objs)), 1)
+
+    def test_networkpolicy_with_egress_fails(self):
+        objs = self.objects("networkpolicy")
+        for o in objs:
+            if o["kind"] == "NetworkPolicy":
+                o["spec"]["egress"] = [{}]
+        self.assertEqual(len(failed(deploycheck.check_networkpolicy, objs)), 1)
+
+    def test_tls_without_verification_fails(self):
+        objs = self.objects("tls")
+        self.assertEqual(failed(deploycheck.check_tls, objs), [])
+        for o in objs:
+            if o["kind"] == "PodMonitor":
+                o["spec"]["podMetricsEndpoints"][0]["tlsConfig"] = {"insecureSkipVerify": True}
+        self.assertEqual(len(failed(deploycheck.check_tls, objs)), 1)
+
+    def test_tls_web_config_off_its_secret_fails(self):
+        objs = self.objects("tls")
+        c = self.container(objs)
+        c["args"] = [a if not a.startswith("--web.config.file=") else "--web.config.file=/etc/web.yml"
+                     for a in c["args"]]
+        self.assertEqual(len(failed(deploycheck.check_tls, objs)), 1)
 
     def test_release_label_on_one_object_only_fails(self):
         objs = self.objects("kube-prometheus-stack")

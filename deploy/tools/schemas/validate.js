@@ -89,6 +89,7 @@ const BREAK = {
   PrometheusRule: (d) => delete d.spec.groups[0].rules[0].expr,
   Role: (d) => (d.rules[0].verbs = "get"),
   RoleBinding: (d) => delete d.roleRef.name,
+  NetworkPolicy: (d) => (d.spec.policyTypes = "Ingress"),
 };
 
 // An unknown field next to a known one, as a typo makes it.
