@@ -66,8 +66,10 @@ exporter:
 deps:
 	scripts/install-deps.sh
 
+# make test SUITE=NAME[,NAME...]: only those suites, with the same packages; each builds what it needs
+# through the same build scripts (no background build beside it).
 test: deps
-	PREBUILD=scripts/prebuild.sh scripts/run-suites.sh $(SUITES)
+	PREBUILD=$(if $(SUITE),,scripts/prebuild.sh) SUITE='$(SUITE)' scripts/run-suites.sh $(SUITES)
 
 # The Debian package of the working tree, lintian-checked, under $(BUILD_ROOT)/deb.
 deb:

@@ -119,6 +119,42 @@ def main():
     result(d is not None and not bad,
            "the per-file default the docs state is --help's (%s)" % default, "; ".join(bad))
 
+    check_suite_table(top)
 
-main()
-sys.exit(1 if failed else 0)
+
+def makefile_suites(top):
+    """The (name, command) pairs of the top Makefile's SUITES, in order, $(MAKE) read as make."""
+    lines = open(os.path.join(top, "Makefile")).read().split("\n")
+    start = next(i for i, l in enumerate(lines) if l.startswith("SUITES = "))
+    suites = []
+    for l in lines[start + 1:]:
+        m = re.match(r"\t([a-z0-9-]+)='(.*)'", l)
+        if m:
+            suites.append((m.group(1), m.group(2).replace("$(MAKE) -s", "make").replace("$(MAKE)", "make")))
+        if not l.endswith("\\"):
+            break
+    return suites
+
+
+def check_suite_table(top):
+    """README.md's table of make test's suites: the Makefile's suites, in its order, with its commands."""
+    readme = open(os.path.join(top, "README.md")).read()
+    section = readme.split("## What `make test` runs", 1)[-1].split("\n## ", 1)[0]
+    rows = []
+    for l in section.splitlines():
+        cells = l.split("|")
+        if len(cells) > 4 and "`" in cells[2]:
+            rows.append((cells[1].strip(), re.search(r"`([^`]*)`", cells[2]).group(1)))
+    suites = makefile_suites(top)
+    wrong = ["row %d is %s (`%s`), the Makefile's %s (`%s`)" % (i + 1, r[0], r[1], m[0], m[1])
+             for i, (r, m) in enumerate(zip(rows, suites)) if r != m]
+    if len(rows) != len(suites):
+        wrong.append("%d rows for %d suites" % (len(rows), len(suites)))
+    result(len(suites) > 10 and not wrong,
+           "README.md's suite table is the Makefile's SUITES, in order, with their commands (%d)" % len(suites),
+           "; ".join(wrong[:3]))
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(1 if failed else 0)

@@ -77,6 +77,13 @@ check "run-suites: a spinning suite has its CPU" grep -qE '^busy .*, CPU [12] s,
 check "run-suites: the background build has its own CPU" grep -qE '^prebuild +CPU [12] s$' "$work/suites.out"
 PREBUILD='exit 3' suites good='echo "ok - a"; echo "1 passed, 0 failed, 0 skipped"'
 eq "run-suites: a background build that fails fails the run" "$?" 1
+SUITE=two,one suites one='echo "1 passed, 0 failed"' bad='exit 1' two='echo "2 passed, 0 failed"'
+eq "run-suites: SUITE=two,one runs those two and not the failing third" "$?" 0
+check "run-suites: SUITE's suites in the list's order, the others not run" \
+	bash -c "grep -o '^=== suite [a-z]*' '$work/suites.out' | tr '\n' ' ' | grep -qx '=== suite one === suite two '"
+SUITE=nope suites one='echo "1 passed, 0 failed"'
+eq "run-suites: a SUITE name the list lacks is an error" "$?" 2
+check "run-suites: the error names the suites there are" grep -q "no suite named 'nope'; the suites: one" "$work/suites.out"
 
 # ---- scripts/prebuild.sh's line per artifact: its time and the CPU of its build ----
 eval "$(sed -n '/^children_cpu()/,/^}/p;/^timed()/,/^}/p' "$top/scripts/prebuild.sh")"

@@ -31,4 +31,30 @@ if grep -qv -E '^[^:]+:[0-9]+:[0-9]+: ' "$work/out"; then
 	fail "shellcheck said something that is not a finding"
 	sed 's/^/    /' "$work/out" | head -n 20
 fi
+
+# Commit subjects that can be skimmed, from the commit after commits_from on: `area: imperative summary`,
+# 72 characters at most, no full stop (the why goes in the body), as the kernel and systemd write them.
+# Merges keep git's own subject.
+commits_from=c5a776c
+subject_ok() {
+	[ "${#1}" -le 72 ] && [[ $1 =~ ^[A-Za-z0-9][A-Za-z0-9_./+\ -]{0,30}:\ [^\ ] ]] && [[ $1 != *. ]]
+}
+for bad in "exporter: $(printf 'x%.0s' $(seq 63))" "no area here" "area:no space" "area: ends with a stop."; do
+	if subject_ok "$bad"; then fail "commit subjects: the check refuses '$bad'"; else pass "commit subjects: the check refuses '${bad:0:40}'"; fi
+done
+if ! git merge-base --is-ancestor "$commits_from" HEAD 2>/dev/null; then
+	skip "commit subjects since $commits_from" "that commit is not in this clone's history (a shallow clone?)"
+else
+	n=0 wrong=()
+	while IFS= read -r subject; do
+		n=$((n + 1))
+		subject_ok "$subject" || wrong+=("$subject")
+	done < <(git log --no-merges --format=%s "$commits_from..HEAD")
+	if [ ${#wrong[@]} -eq 0 ]; then
+		pass "commit subjects since $commits_from: $n, each \`area: summary\` of 72 characters at most"
+	else
+		fail "commit subjects since $commits_from: ${#wrong[@]} of $n not \`area: summary\` of 72 characters at most"
+		printf '    %s\n' "${wrong[@]}" | head -n 20
+	fi
+fi
 finish

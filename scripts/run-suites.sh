@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs test suites one after another and adds up their results.
 # Usage: run-suites.sh NAME=COMMAND...
+# SUITE=NAME[,NAME...] runs only the suites so named (make test SUITE=NAME), in the list's order; a name
+# the list lacks is an error that lists the names.
 #
 # PREBUILD=COMMAND (make test: scripts/prebuild.sh) runs in the background, at the lowest CPU priority, beside the
 # suites: it builds ahead what the later suites need. Its log is prebuild.log; the run waits for it at the end, and
@@ -45,6 +47,23 @@ busy_percent() {
 	read -r b1 i1 <<<"$2"
 	echo $(((b1 - b0) * 100 / (b1 - b0 + i1 - i0 + 1)))
 }
+
+# The suites SUITE names, when it names any.
+if [ -n "${SUITE:-}" ]; then
+	wanted=",$SUITE," names=() chosen=()
+	for spec in "$@"; do
+		names+=("${spec%%=*}")
+		[[ $wanted == *",${spec%%=*},"* ]] && chosen+=("$spec")
+	done
+	for name in ${SUITE//,/ }; do
+		if [[ " ${names[*]} " != *" $name "* ]]; then
+			echo "run-suites: no suite named '$name'; the suites: ${names[*]}" >&2
+			exit 2
+		fi
+	done
+	set -- "${chosen[@]}"
+fi
+unset SUITE # not passed on to a suite that runs run-suites.sh itself
 
 run_ticks=$(cpu_ticks)
 prebuild_pid=
