@@ -21,42 +21,9 @@ const char *memstat_key_name(enum memstat_key key)
 	return key < _MEMSTAT_MAX ? key_names[key] : NULL;
 }
 
-int memstat_parse(const char *buf, size_t len, struct memstat *ret)
-{
-	struct memstat m = { 0 };
-	const char *pos = buf, *end = buf + len;
-	struct span line;
-
-	while (span_next_line(&pos, end, &line)) {
-		struct span key, val, extra;
-		uint64_t v;
-		int r;
-
-		if (!span_next_word(&line, &key))
-			continue; /* empty line */
-		if (!span_next_word(&line, &val) || span_next_word(&line, &extra))
-			return -EINVAL;
-		r = span_parse_u64(val.p, val.end, &v);
-		if (r < 0)
-			return -EINVAL;
-		for (unsigned k = 0; k < _MEMSTAT_MAX; k++)
-			if (span_is(&key, key_names[k])) {
-				m.value[k] = v;
-				m.present |= 1u << k;
-			}
-	}
-	*ret = m;
-	return 0;
-}
-
-/* v1's names of the same counters; NULL where v1 has none. */
-static const char *const v1_key_names[_MEMSTAT_MAX] = {
-	[MEMSTAT_FILE] = "total_cache",
-	[MEMSTAT_WORKINGSET_REFAULT_FILE] = "total_workingset_refault_file",
-	[MEMSTAT_WORKINGSET_REFAULT_ANON] = "total_workingset_refault_anon",
-};
-
-int memstat_parse_v1(const char *buf, size_t len, struct memstat *ret)
+/* "key value" lines into the counters whose name in names (NULL: none) the key is. */
+static int parse_keyed(const char *buf, size_t len, const char *const names[_MEMSTAT_MAX],
+		       struct memstat *ret)
 {
 	struct memstat m = { 0 };
 	const char *pos = buf, *end = buf + len;
@@ -73,13 +40,30 @@ int memstat_parse_v1(const char *buf, size_t len, struct memstat *ret)
 		if (span_parse_u64(val.p, val.end, &v) < 0)
 			return -EINVAL;
 		for (unsigned k = 0; k < _MEMSTAT_MAX; k++)
-			if (v1_key_names[k] && span_is(&key, v1_key_names[k])) {
+			if (names[k] && span_is(&key, names[k])) {
 				m.value[k] = v;
 				m.present |= 1u << k;
 			}
 	}
 	*ret = m;
 	return 0;
+}
+
+int memstat_parse(const char *buf, size_t len, struct memstat *ret)
+{
+	return parse_keyed(buf, len, key_names, ret);
+}
+
+/* v1's names of the same counters; NULL where v1 has none. */
+static const char *const v1_key_names[_MEMSTAT_MAX] = {
+	[MEMSTAT_FILE] = "total_cache",
+	[MEMSTAT_WORKINGSET_REFAULT_FILE] = "total_workingset_refault_file",
+	[MEMSTAT_WORKINGSET_REFAULT_ANON] = "total_workingset_refault_anon",
+};
+
+int memstat_parse_v1(const char *buf, size_t len, struct memstat *ret)
+{
+	return parse_keyed(buf, len, v1_key_names, ret);
 }
 
 static int node_cmp(const void *a, const void *b)

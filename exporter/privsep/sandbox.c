@@ -247,7 +247,35 @@ int sandbox_drop_all(char **ret_error)
 }
 
 /*
- * What the scanner calls once it runs: memory, threads (scans, the timer, a reader per HTTP
+ * What the HTTP process calls once it serves: memory, its threads, signals to itself, the
+ * sockets it was handed and its channel to the scanner (accept, TLS records, memfds received
+ * and mapped read-only), reading again the /proc files it opened before, time and randomness.
+ * No open, no exec, no new process, no new socket, no ptrace, no process_vm_*, no pidfd_*,
+ * no signal to another process (kill, and fcntl's F_SETOWN: see fcntl_cmds). No newfstatat:
+ * a filter sees its path as a pointer, not as text, so "only an empty path" cannot be checked;
+ * the process's own fstat() calls are the plain fstat system call (privsep/channel.c,
+ * serve/selfmetrics.c), and a library's fstat() fails with EPERM. The scanner's filter allows
+ * all of these too (scanner_syscalls adds what only it calls): the HTTP process inherits that
+ * filter and stacks its own.
+ */
+static const char *const http_syscalls[] = {
+	"brk", "mmap", "munmap", "mprotect", "mremap", "madvise",
+	"exit", "exit_group", "set_robust_list", "get_robust_list", "rseq", "futex",
+	"set_tid_address", "sched_yield", "sched_getaffinity", "gettid", "getpid", "getppid",
+	"membarrier",
+	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigtimedwait", "sigaltstack",
+	"restart_syscall",
+	"read", "pread64", "readv", "write", "writev", "close", "fstat", "lseek", "getdents64",
+	"accept", "accept4", "recvfrom", "recvmsg", "sendto", "sendmsg", "shutdown", "setsockopt",
+	"getsockopt", "getsockname", "getpeername",
+	"poll", "ppoll", "select", "pselect6", "epoll_create1", "epoll_ctl", "epoll_wait",
+	"epoll_pwait", "epoll_pwait2", "eventfd2", "pipe2", "nanosleep", "clock_nanosleep",
+	"clock_gettime", "clock_getres", "gettimeofday", "time", "getrandom", "getuid", "geteuid",
+	"getgid", "getegid", "getresuid", "getresgid", "uname", "sysinfo", "getrusage",
+};
+
+/*
+ * What the scanner calls once it runs, http_syscalls and these: memory, threads (scans, the timer, a reader per HTTP
  * process), signals, the scan (cgroup and proc files, directory walks, overlay xattrs read,
  * cachestat, or mmap and mincore), starting an HTTP process and talking to it, time. The calls
  * of libmicrohttpd and TLS stay allowed: the HTTP process inherits this filter and stacks its
@@ -263,35 +291,19 @@ int sandbox_drop_all(char **ret_error)
  * pass with any path (the scan stats names in directories it walks): the filter cannot tell an
  * empty path from another, and the scanner may read those paths anyway.
  */
-static const char *const allowed_syscalls[] = {
-	/* memory */
-	"brk", "mmap", "munmap", "mprotect", "mremap", "madvise",
-	/* threads and their exit */
-	"exit", "exit_group", "set_robust_list", "get_robust_list", "rseq", "futex",
-	"futex_waitv", "set_tid_address", "sched_yield", "sched_getaffinity", "gettid", "getpid",
-	"getppid", "tgkill", "membarrier",
-	/* signals */
-	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigtimedwait", "sigaltstack",
-	"restart_syscall",
+static const char *const scanner_syscalls[] = {
+	/* threads: beyond the HTTP process's (http_syscalls) */
+	"futex_waitv", "tgkill",
 	/* descriptors and files; opening is read-only, see below */
-	"read", "pread64", "readv", "write", "writev", "close", "close_range", "fstat",
-	"newfstatat", "stat", "lstat", "statx", "lseek", "getdents64", "getdents", "readlink",
+	"close_range", "newfstatat", "stat", "lstat", "statx", "getdents", "readlink",
 	"readlinkat", "dup", "dup3", "fadvise64", "access", "faccessat", "faccessat2",
 	"fstatfs", "statfs", "getcwd", "inotify_init1", "inotify_add_watch", "inotify_rm_watch",
 	/* the fanotify collector's ignore marks on its own group (a new group needs fanotify_init) */
 	"fanotify_mark",
-	/* sockets already bound: accept and talk */
-	"accept", "accept4", "recvfrom", "recvmsg", "sendto", "sendmsg", "shutdown", "setsockopt",
-	"getsockopt", "getsockname", "getpeername",
-	/* waiting */
-	"poll", "ppoll", "select", "pselect6", "epoll_create1", "epoll_ctl", "epoll_wait",
-	"epoll_pwait", "epoll_pwait2", "eventfd2", "pipe2", "nanosleep", "clock_nanosleep",
-	/* time, randomness, identity, limits */
-	"clock_gettime", "clock_getres", "gettimeofday", "time", "getrandom", "getuid", "geteuid",
-	"getgid", "getegid", "getresuid", "getresgid", "getgroups", "uname", "sysinfo",
-	"getrlimit", "prlimit64", "getrusage", "capget",
-	/* the mincore method (files/mincore.h): a file mapped PROT_READ and MAP_SHARED (mmap, above;
-	 * opened read-only, so never writable), mincore on it, munmap */
+	/* identity and limits */
+	"getgroups", "getrlimit", "prlimit64", "capget",
+	/* the mincore method (files/mincore.h): a file mapped PROT_READ and MAP_SHARED (mmap, in
+	 * http_syscalls; opened read-only, so never writable), mincore on it, munmap */
 	"mincore",
 	/* overlayfs: the trusted.overlay.* xattrs of metacopy and redirect files (read only) */
 	"getxattr", "fgetxattr", "lgetxattr",
@@ -391,7 +403,9 @@ static int add_rules(scmp_filter_ctx ctx)
 {
 	int r;
 
-	r = add_list(ctx, allowed_syscalls, ELEMENTSOF(allowed_syscalls));
+	r = add_list(ctx, http_syscalls, ELEMENTSOF(http_syscalls));
+	if (r == 0)
+		r = add_list(ctx, scanner_syscalls, ELEMENTSOF(scanner_syscalls));
 	if (r == 0)
 		r = add_fcntl(ctx);
 	if (r < 0)
@@ -465,31 +479,6 @@ int sandbox_seccomp(char **ret_error)
 	return load_filter(add_rules, "scanner's", ret_error);
 }
 
-/*
- * What the HTTP process calls once it serves: memory, its threads, signals to itself, the
- * sockets it was handed and its channel to the scanner (accept, TLS records, memfds received
- * and mapped read-only), reading again the /proc files it opened before, time and randomness.
- * No open, no exec, no new process, no new socket, no ptrace, no process_vm_*, no pidfd_*,
- * no signal to another process (kill, and fcntl's F_SETOWN: see fcntl_cmds). No newfstatat:
- * a filter sees its path as a pointer, not as text, so "only an empty path" cannot be checked;
- * the process's own fstat() calls are the plain fstat system call (privsep/channel.c,
- * serve/selfmetrics.c), and a library's fstat() fails with EPERM.
- */
-static const char *const http_syscalls[] = {
-	"brk", "mmap", "munmap", "mprotect", "mremap", "madvise",
-	"exit", "exit_group", "set_robust_list", "get_robust_list", "rseq", "futex",
-	"set_tid_address", "sched_yield", "sched_getaffinity", "gettid", "getpid", "getppid",
-	"membarrier",
-	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigtimedwait", "sigaltstack",
-	"restart_syscall",
-	"read", "pread64", "readv", "write", "writev", "close", "fstat", "lseek", "getdents64",
-	"accept", "accept4", "recvfrom", "recvmsg", "sendto", "sendmsg", "shutdown", "setsockopt",
-	"getsockopt", "getsockname", "getpeername",
-	"poll", "ppoll", "select", "pselect6", "epoll_create1", "epoll_ctl", "epoll_wait",
-	"epoll_pwait", "epoll_pwait2", "eventfd2", "pipe2", "nanosleep", "clock_nanosleep",
-	"clock_gettime", "clock_getres", "gettimeofday", "time", "getrandom", "getuid", "geteuid",
-	"getgid", "getegid", "getresuid", "getresgid", "uname", "sysinfo", "getrusage",
-};
 
 static int add_http_rules(scmp_filter_ctx ctx)
 {

@@ -275,15 +275,20 @@ static void tick(struct supervisor *sv)
 		replace(sv);
 }
 
+void supervise_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGCHLD);
+}
+
 void supervise_run(struct supervisor *sv)
 {
 	sigset_t set;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGCHLD);
+	supervise_signals(&set);
 	for (;;) {
 		struct timespec ts = { 1, 0 };
 		int sig = sigtimedwait(&set, NULL, &ts);

@@ -17,6 +17,7 @@
  */
 #pragma once
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include "serve/http.h"
@@ -40,6 +41,9 @@ void supervise_run(struct supervisor *sv);
 
 /* Stops every HTTP process, reaps it, and frees. */
 void supervise_stop(struct supervisor *sv);
+
+/* The signals supervise_run() waits for: SIGHUP, SIGINT, SIGTERM, SIGCHLD. */
+void supervise_signals(sigset_t *set);
 
 /* The signal that asks an HTTP process to retire (stop accepting, answer, exit). */
 #define SUPERVISE_RETIRE_SIGNAL SIGUSR1

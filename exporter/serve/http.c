@@ -868,14 +868,10 @@ static enum MHD_Result scrape_answer(struct http_server *s, struct request *req,
 	bool stale = false;
 	int r;
 
-	static struct log_repeat scan_problem;
-
+	/* a scan's problem is logged by the scanner (privsep/server.c), which sees it first */
 	r = s->src.take(s->src.impl, &req->w, &b, &stale);
 	if (r == 0)
 		atomic_store(&s->ready, true);
-	/* the same problem comes back with every scan: logged once, then counted */
-	if (r == 0 && b->problem && !atomic_exchange(&b->problem_taken, true))
-		log_warn_repeat(&scan_problem, "scan problem\tproblem=%s", b->problem);
 	if (req->readiness) {
 		sched_body_unref(b);
 		return r == 0 ? text(s, req->conn, MHD_HTTP_OK, "cachestat_exporter is ready.\n", st)

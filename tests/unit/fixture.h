@@ -217,6 +217,16 @@ static inline int tree_remove(const char *root)
 
 /* ---- one scan ---- */
 
+/* The cgroup of a snapshot by name; the test fails where it is absent. */
+static inline const struct snap_cgroup *find_cgroup(const struct snapshot *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_cgroups; i++)
+		if (strcmp(s->cgroups[i].name, name) == 0)
+			return &s->cgroups[i];
+	fail_msg("no cgroup %s", name);
+	return NULL;
+}
+
 /* Sets a collector's own flag (--NAME=arg) as the command line would. */
 static inline void collector_flag_set(const char *name, const char *arg)
 {

@@ -106,25 +106,16 @@ static struct snapshot *scan(void)
 	return s;
 }
 
-static const struct snap_cgroup *find(const struct snapshot *s, const char *name)
-{
-	for (size_t i = 0; i < s->n_cgroups; i++)
-		if (strcmp(s->cgroups[i].name, name) == 0)
-			return &s->cgroups[i];
-	fail_msg("no cgroup %s", name);
-	return NULL;
-}
-
 static const struct subtree_cgroup *st(const struct snapshot *s, const char *name)
 {
-	const struct subtree_cgroup *t = snap_cgroup_data(find(s, name), "subtree");
+	const struct subtree_cgroup *t = snap_cgroup_data(find_cgroup(s, name), "subtree");
 
 	return t && t->has_subtree ? t : NULL;
 }
 
 static uint64_t own_cached(const struct snapshot *s, const char *name)
 {
-	const struct cachestat_cgroup *c = snap_cgroup_data(find(s, name), "cachestat");
+	const struct cachestat_cgroup *c = snap_cgroup_data(find_cgroup(s, name), "cachestat");
 
 	assert_non_null(c);
 	return c->c.cached;
@@ -168,7 +159,7 @@ static void test_union(void **state)
 	assert_null(st(s, "/p/c1"));
 	assert_null(st(s, "/q/r/g"));
 	assert_null(st(s, "/leaf"));
-	assert_null(snap_cgroup_data(find(s, "/leaf"), "subtree"));
+	assert_null(snap_cgroup_data(find_cgroup(s, "/leaf"), "subtree"));
 	snapshot_unref(s);
 }
 
@@ -243,7 +234,7 @@ static void test_incomplete(void **state)
 	make_tree(NULL);
 	fixture_sh("rm %s/q/r/g/cgroup.procs && mkdir %s/q/r/g/cgroup.procs", tree, tree);
 	s = scan();
-	assert_null(snap_cgroup_data(find(s, "/q/r/g"), "cachestat"));
+	assert_null(snap_cgroup_data(find_cgroup(s, "/q/r/g"), "cachestat"));
 	assert_null(st(s, "/q/r"));
 	assert_null(st(s, "/q"));
 	assert_null(st(s, "/"));
@@ -263,7 +254,7 @@ static void test_removed(void **state)
 	(void)state;
 	make_tree("q/r/g");
 	s = scan();
-	assert_null(snap_cgroup_data(find(s, "/q/r/g"), "cachestat"));
+	assert_null(snap_cgroup_data(find_cgroup(s, "/q/r/g"), "cachestat"));
 	assert_subtree(s, "/q/r", 0, 0);
 	assert_subtree(s, "/", 170, 5);
 	snapshot_unref(s);

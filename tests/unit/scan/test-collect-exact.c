@@ -103,15 +103,6 @@ __attribute__((format(printf, 2, 3))) static struct scan_engine *make(enum pagec
 	return c;
 }
 
-static const struct snap_cgroup *find(const struct snapshot *s, const char *name)
-{
-	for (size_t i = 0; i < s->n_cgroups; i++)
-		if (strcmp(s->cgroups[i].name, name) == 0)
-			return &s->cgroups[i];
-	fail_msg("no cgroup %s", name);
-	return NULL;
-}
-
 /* What the cachestat and perfile collectors found in cg; the test fails where it is absent. */
 static const struct cachestat_cgroup *cs_of(const struct snap_cgroup *cg)
 {
@@ -163,7 +154,7 @@ static void scan_exact(enum pagecache_abi abi)
 	assert_int_equal(scan_engine_run(c, &s), 0);
 	assert_null(s->problem);
 	assert_int_equal(s->abi, abi);
-	b = find(s, "/b");
+	b = find_cgroup(s, "/b");
 	assert_non_null(snap_cgroup_data(b, "cachestat"));
 	/* the directory walk finds f1..f5 and the three files of odd/: two of them refused */
 	assert_int_equal(cs_of(b)->files, 6);
@@ -176,7 +167,7 @@ static void scan_exact(enum pagecache_abi abi)
 	}
 	assert_int_equal(fake_calls(), 8);
 	/* /a has no process and no path: scanned, no file, so no series rather than zeros */
-	assert_null(snap_cgroup_data(find(s, "/a"), "cachestat"));
+	assert_null(snap_cgroup_data(find_cgroup(s, "/a"), "cachestat"));
 	{
 		uint64_t want[_SKIP_MAX] = { 0 };
 
@@ -212,7 +203,7 @@ static void test_exact_top(void **state)
 
 	(void)state;
 	assert_int_equal(scan_engine_run(c, &s), 0);
-	b = find(s, "/b");
+	b = find_cgroup(s, "/b");
 	assert_int_equal(cs_of(b)->files, 3);
 	assert_int_equal(cs_of(b)->files_size, 1 + 5 + 3);
 	assert_counts(&cs_of(b)->c, 3);
@@ -299,8 +290,8 @@ static void test_exact_skips(void **state)
 
 	(void)state;
 	assert_int_equal(scan_engine_run(c, &s), 0);
-	assert_int_equal(cs_of(find(s, "/b"))->files, 1);
-	assert_counts(&cs_of(find(s, "/b"))->c, 1);
+	assert_int_equal(cs_of(find_cgroup(s, "/b"))->files, 1);
+	assert_counts(&cs_of(find_cgroup(s, "/b"))->c, 1);
 	want[SKIP_LIMIT] = 1;      /* f2 */
 	want[SKIP_NOT_FOUND] = 1;  /* no-such-file */
 	want[SKIP_NOT_REGULAR] = 1; /* /dev/null */

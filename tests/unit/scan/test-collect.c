@@ -77,15 +77,6 @@ static struct scan_engine *make(enum pagecache_abi abi, const char *config_json)
 	return c;
 }
 
-static const struct snap_cgroup *find(const struct snapshot *s, const char *name)
-{
-	for (size_t i = 0; i < s->n_cgroups; i++)
-		if (strcmp(s->cgroups[i].name, name) == 0)
-			return &s->cgroups[i];
-	fail_msg("no cgroup %s", name);
-	return NULL;
-}
-
 /* What the collectors found in cg (NULL: absent); files of a cgroup not scanned count 0. */
 static const struct cachestat_cgroup *cs_of(const struct snap_cgroup *cg)
 {
@@ -131,9 +122,9 @@ static void test_scan(void **state)
 	assert_null(s->problem);
 	assert_int_equal(s->n_cgroups, 4);
 	assert_string_equal(s->cgroups[0].name, "/"); /* sorted */
-	a = find(s, "/a");
-	b = find(s, "/b");
-	sub = find(s, "/b/sub");
+	a = find_cgroup(s, "/a");
+	b = find_cgroup(s, "/b");
+	sub = find_cgroup(s, "/b/sub");
 
 	/* /a: this process's files; memory.stat present */
 	assert_non_null(cs_of(a));
@@ -173,7 +164,7 @@ static void test_limits(void **state)
 
 	(void)state;
 	assert_int_equal(scan_engine_run(c, &s), 0);
-	assert_int_equal(files_of(find(s, "/b")), 2);
+	assert_int_equal(files_of(find_cgroup(s, "/b")), 2);
 	assert_true(s->skipped[SKIP_LIMIT] >= 3);
 	snapshot_unref(s);
 	/* the skipped counters add up from scan to scan */
@@ -194,9 +185,9 @@ static void test_scan_cap(void **state)
 
 	(void)state;
 	assert_int_equal(scan_engine_run(c, &s), 0);
-	a = find(s, "/a");
-	b = find(s, "/b");
-	sub = find(s, "/b/sub");
+	a = find_cgroup(s, "/a");
+	b = find_cgroup(s, "/b");
+	sub = find_cgroup(s, "/b/sub");
 	/* whichever child came first got the one file; the others are left out */
 	assert_int_equal((cs_of(a) != NULL) + (cs_of(b) != NULL) + (cs_of(sub) != NULL), 1);
 	assert_int_equal(files_of(a) + files_of(b), 1);
@@ -218,7 +209,7 @@ static void test_abi_none(void **state)
 	assert_int_equal(scan_engine_run(c, &s), 0);
 	for (size_t i = 0; i < s->n_cgroups; i++)
 		assert_null(cs_of(&s->cgroups[i]));
-	assert_non_null(ms_of(find(s, "/a")));
+	assert_non_null(ms_of(find_cgroup(s, "/a")));
 	assert_false(snapshot_collector(s, "cachestat")->reported);
 	assert_int_equal(fake_calls(), 0);
 	snapshot_unref(s);
@@ -254,12 +245,12 @@ static void test_set_config(void **state)
 
 	(void)state;
 	assert_int_equal(scan_engine_run(c, &s), 0);
-	assert_int_equal(files_of(find(s, "/b")), 0);
+	assert_int_equal(files_of(find_cgroup(s, "/b")), 0);
 	snapshot_unref(s);
 	assert_int_equal(config_parse(json, strlen(json), "t", &cfg, &err), 0);
 	scan_engine_set_config(c, cfg);
 	assert_int_equal(scan_engine_run(c, &s), 0);
-	assert_int_equal(files_of(find(s, "/b")), 5);
+	assert_int_equal(files_of(find_cgroup(s, "/b")), 5);
 	snapshot_unref(s);
 	scan_engine_free(c);
 	free(json);
@@ -299,17 +290,17 @@ static void test_unlinked(void **state)
 	assert_int_equal(unlink(tmp), 0);
 
 	assert_int_equal(scan_engine_run(c, &s), 0);
-	files_skip = files_of(find(s, "/a"));
-	assert_false(names_in_top(find(s, "/a"), "/memfd:cse-unlinked", NULL));
-	assert_false(names_in_top(find(s, "/a"), NULL, " (deleted)"));
-	assert_true(n_top(find(s, "/a")) > 0);
+	files_skip = files_of(find_cgroup(s, "/a"));
+	assert_false(names_in_top(find_cgroup(s, "/a"), "/memfd:cse-unlinked", NULL));
+	assert_false(names_in_top(find_cgroup(s, "/a"), NULL, " (deleted)"));
+	assert_true(n_top(find_cgroup(s, "/a")) > 0);
 	snapshot_unref(s);
 
 	collector_flag_set("collector.perfile.unlinked", "keep");
 	assert_int_equal(scan_engine_run(c, &s), 0);
-	assert_int_equal(files_of(find(s, "/a")), files_skip); /* the sums are the same */
-	assert_true(names_in_top(find(s, "/a"), "/memfd:cse-unlinked", NULL));
-	assert_true(names_in_top(find(s, "/a"), NULL, " (deleted)"));
+	assert_int_equal(files_of(find_cgroup(s, "/a")), files_skip); /* the sums are the same */
+	assert_true(names_in_top(find_cgroup(s, "/a"), "/memfd:cse-unlinked", NULL));
+	assert_true(names_in_top(find_cgroup(s, "/a"), NULL, " (deleted)"));
 	snapshot_unref(s);
 	collector_flag_set("collector.perfile.unlinked", "skip");
 	close(mfd);
