@@ -85,7 +85,8 @@ reject "the filter test catches a panel that ignores \$namespace" promtool test 
 # The dashboard checks can fail: every broken copy must be rejected.
 for m in schema-version uid no-title no-description no-unit no-instance-filter bare-metric \
 	fixed-rate-window multi-value-equals unknown-variable unused-variable missing-panel datasource-hardcoded \
-	no-namespace-filter no-identity-join variable-chain-broken panel-overlap panel-outside-row; do
+	no-namespace-filter no-identity-join variable-chain-broken panel-overlap panel-outside-row \
+	novalue-silent novalue-no-cause; do
 	"${tool[@]}" mutate --dashboard "$dashboard" "$m" "$tmp/broken.json"
 	reject "lint rejects a dashboard with mutation $m" "${tool[@]}" lint --dashboard "$tmp/broken.json"
 done

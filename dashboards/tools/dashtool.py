@@ -82,7 +82,47 @@ REQUIRED_QUERIES = [
     ("memory PSI some and full", r"rate\(\s*cachestat_cgroup_memory_pressure_some_seconds_total\{(?s:.*)"
      r"rate\(\s*cachestat_cgroup_memory_pressure_full_seconds_total\{"),
     ("memory.events per second", r"rate\(\s*cachestat_cgroup_memory_events_total\{"),
+    ("what this node cannot show: the method", r"\bcachestat_syscall_info\{[^}]*abi=\"mincore\""),
+    ("what this node cannot show: the collectors", r"\bcachestat_collector_unavailable_info\{"),
 ]
+
+# Families some kernel or cgroup layout cannot give (docs/metrics.md, "What a host cannot show"):
+# (where, the families as a regular expression over a selector's metric name, what a panel that
+# reads one must name in its noValue text, so that an empty panel says why).
+UNAVAILABLE_ON = [
+    ("abi mincore",
+     r"cachestat_(cgroup|cgroup_subtree|file)_(dirty|writeback|evicted|recently_evicted)_bytes"
+     r"|cgroup:cachestat_(dirty_writeback|recently_evicted):\w+", 'abi="mincore"'),
+    ("abi none",
+     r"cachestat_(cgroup|cgroup_subtree|file)_(cached|dirty|writeback|evicted|recently_evicted|"
+     r"files_size|size)_bytes|cachestat_cgroup(_subtree)?_files|cachestat_node_\w+"
+     r"|cachestat_cgroup_recent_only_\w+|cgroup:cachestat_(subtree_cached|residency|recently_evicted|"
+     r"dirty_writeback):\w+", 'abi="none"'),
+    ("the v1 memory hierarchy",
+     r"cachestat_cgroup_memory_(current|high|max)_bytes|cachestat_cgroup_memory_events_total"
+     r"|cachestat_cgroup_memory_pressure_\w+|cachestat_cgroup_workingset_(activate|restore)_file_total"
+     r"|cachestat_cgroup_node_workingset_refault_file_total", "cgroup v1"),
+    ("a v2 tree without the memory controller",
+     r"cachestat_cgroup_memory_(file|current|high|max)_bytes|cachestat_cgroup_memory_events_total"
+     r"|cachestat_cgroup_(node_)?workingset_\w+", "memory controller"),
+    ("a kernel without PSI", r"cachestat_cgroup_memory_pressure_\w+", "PSI"),
+]
+
+
+def unavailable_problems(dash):
+    """A panel reading a family that some kernel or layout lacks has a noValue that says so."""
+    problems = []
+    for p in walk_panels(dash.get("panels")):
+        if p.get("type") == "row":
+            continue
+        names = {m for t in p.get("targets") or [] for m, _ in selectors(t.get("expr", "")) if m}
+        text = ((p.get("fieldConfig") or {}).get("defaults") or {}).get("noValue") or ""
+        for where, families, word in UNAVAILABLE_ON:
+            read = sorted(n for n in names if re.fullmatch(families, n))
+            if read and word.lower() not in text.lower():
+                problems.append("panel %r reads %s, absent on %s, and its noValue does not name %s" %
+                                (p.get("title"), read[0], where, word))
+    return problems
 
 
 def load(path):
@@ -414,6 +454,9 @@ def lint(dash, report):
                 problems.append("%s %s: unknown function %s()" % (kind, name, fn))
     report.check("queries use only known variables and functions", problems)
 
+    report.check("a panel reading a family some kernel or cgroup layout lacks says why in its noValue",
+                 unavailable_problems(dash))
+
     alltext = "\n".join(e for _, e in exprs)
     report.check("panels cover what the issue asks for",
                  ["no query for %s" % what for what, rx in REQUIRED_QUERIES if not re.search(rx, alltext)])
@@ -601,6 +644,10 @@ MUTATIONS = {
         'namespace=~"$namespace", pod=~"$pod", container=~"$container"}' % IDENTITY, ""),
     "variable-chain-broken": lambda d: variables(d)["pod"].update(
         query='label_values(%s{job="$job", instance="$instance"}, pod)' % IDENTITY),
+    "novalue-silent": lambda d: first_panel(d, lambda p: "dirty_bytes" in json.dumps(p.get("targets")))
+    ["fieldConfig"]["defaults"].pop("noValue"),
+    "novalue-no-cause": lambda d: first_panel(d, lambda p: "pressure_some" in json.dumps(p.get("targets")))
+    ["fieldConfig"]["defaults"].update(noValue="No data"),
     "bad-promql": lambda d: _replace_expr(d, "cachestat_cgroup_cached_bytes{", "sum by (cgroup (cachestat_cgroup_cached_bytes{"),
 }
 
