@@ -82,10 +82,24 @@ run "namespace / pod / container variables filter the panels (promtool test rule
 "${tool[@]}" filtertest --dashboard "$tmp/broken.json" "$tmp/filter.test.yml"
 reject "the filter test catches a panel that ignores \$namespace" promtool test rules "$tmp/filter.test.yml"
 
+# The top panel says what a node lacks: a target and a text for each thing (bannertest), and each
+# target, on nodes that lack one thing or another or nothing, gives its code exactly when the node
+# lacks its thing (promtool test rules). A wrong code or a sum over the collectors is caught.
+tally "${tool[@]}" bannertest "$tmp/banner.test.yml"
+run "the top panel's targets on three kinds of node (promtool test rules)" promtool test rules "$tmp/banner.test.yml"
+"${tool[@]}" mutate --dashboard "$dashboard" banner-wrong-code "$tmp/broken.json"
+reject "bannertest rejects a target whose code maps to another thing's text" \
+	"${tool[@]}" bannertest --dashboard "$tmp/broken.json" "$tmp/broken-banner.yml"
+"${tool[@]}" mutate --dashboard "$dashboard" banner-sum "$tmp/broken.json"
+"${tool[@]}" bannertest --dashboard "$tmp/broken.json" "$tmp/broken-banner.yml" >/dev/null
+reject "the top panel's test catches a sum over the collectors of one reason" \
+	promtool test rules "$tmp/broken-banner.yml"
+
 # The dashboard checks can fail: every broken copy must be rejected.
 for m in schema-version uid no-title no-description no-unit no-instance-filter bare-metric \
 	fixed-rate-window multi-value-equals unknown-variable unused-variable missing-panel datasource-hardcoded \
-	no-namespace-filter no-identity-join variable-chain-broken panel-overlap panel-outside-row; do
+	no-namespace-filter no-identity-join variable-chain-broken panel-overlap panel-outside-row \
+	novalue-silent novalue-no-cause; do
 	"${tool[@]}" mutate --dashboard "$dashboard" "$m" "$tmp/broken.json"
 	reject "lint rejects a dashboard with mutation $m" "${tool[@]}" lint --dashboard "$tmp/broken.json"
 done

@@ -954,6 +954,29 @@ static void log_budget(const struct args *a, const struct config *cfg)
 	log_fields(LOG_LEVEL_INFO, "will send", fields, n / 2 + 1);
 }
 
+/*
+ * The collectors that are on but have nothing they can measure on this host, and why, said
+ * once at start: their series will be absent, which the log should not leave to a guess.
+ */
+static void log_unavailable(const struct args *a, struct scan_engine *c)
+{
+	const char *fields[2 * COLLECTORS_MAX];
+	size_t n = 0;
+
+	for (size_t i = 0; i < registry_count(); i++) {
+		const char *why = a->enable[i] ? scan_engine_unavailable(c, i) : NULL;
+
+		if (!why)
+			continue;
+		fields[n++] = registry_get(i)->name; /* the key is the code's, not an input */
+		fields[n++] = why;
+	}
+	if (n > 0)
+		log_fields(LOG_LEVEL_INFO,
+			   "collectors with nothing to measure on this host: no series, no success",
+			   fields, n / 2);
+}
+
 /* The config, the cachestat probe and the cgroup mount, into a collector. Logs why not. */
 static int make_collector(struct args *a, struct scan_engine **ret)
 {
@@ -977,9 +1000,12 @@ static int make_collector(struct args *a, struct scan_engine **ret)
 	log_budget(a, cfg);
 	skiplog_set_sink(log_skip); /* the first no_access names, for the warning, at any level */
 	r = scan_engine_new(&co, &pc, TAKE_PTR(cfg), ret);
-	if (r < 0)
+	if (r < 0) {
 		log_error("cannot set up the collector\terr=%s", strerror(-r));
-	return r;
+		return r;
+	}
+	log_unavailable(a, *ret);
+	return 0;
 }
 
 struct daemon_ctx {

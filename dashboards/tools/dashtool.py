@@ -82,7 +82,47 @@ REQUIRED_QUERIES = [
     ("memory PSI some and full", r"rate\(\s*cachestat_cgroup_memory_pressure_some_seconds_total\{(?s:.*)"
      r"rate\(\s*cachestat_cgroup_memory_pressure_full_seconds_total\{"),
     ("memory.events per second", r"rate\(\s*cachestat_cgroup_memory_events_total\{"),
+    ("what this node cannot show: the method", r"\bcachestat_syscall_info\{[^}]*abi=\"mincore\""),
+    ("what this node cannot show: the collectors", r"\bcachestat_collector_unavailable_info\{"),
 ]
+
+# Families some kernel or cgroup layout cannot give (docs/metrics.md, "What a host cannot show"):
+# (where, the families as a regular expression over a selector's metric name, what a panel that
+# reads one must name in its noValue text, so that an empty panel says why).
+UNAVAILABLE_ON = [
+    ("abi mincore",
+     r"cachestat_(cgroup|cgroup_subtree|file)_(dirty|writeback|evicted|recently_evicted)_bytes"
+     r"|cgroup:cachestat_(dirty_writeback|recently_evicted):\w+", 'abi="mincore"'),
+    ("abi none",
+     r"cachestat_(cgroup|cgroup_subtree|file)_(cached|dirty|writeback|evicted|recently_evicted|"
+     r"files_size|size)_bytes|cachestat_cgroup(_subtree)?_files|cachestat_node_\w+"
+     r"|cachestat_cgroup_recent_only_\w+|cgroup:cachestat_(subtree_cached|residency|recently_evicted|"
+     r"dirty_writeback):\w+", 'abi="none"'),
+    ("the v1 memory hierarchy",
+     r"cachestat_cgroup_memory_(current|high|max)_bytes|cachestat_cgroup_memory_events_total"
+     r"|cachestat_cgroup_memory_pressure_\w+|cachestat_cgroup_workingset_(activate|restore)_file_total"
+     r"|cachestat_cgroup_node_workingset_refault_file_total", "cgroup v1"),
+    ("a v2 tree without the memory controller",
+     r"cachestat_cgroup_memory_(file|current|high|max)_bytes|cachestat_cgroup_memory_events_total"
+     r"|cachestat_cgroup_(node_)?workingset_\w+", "memory controller"),
+    ("a kernel without PSI", r"cachestat_cgroup_memory_pressure_\w+", "PSI"),
+]
+
+
+def unavailable_problems(dash):
+    """A panel reading a family that some kernel or layout lacks has a noValue that says so."""
+    problems = []
+    for p in walk_panels(dash.get("panels")):
+        if p.get("type") == "row":
+            continue
+        names = {m for t in p.get("targets") or [] for m, _ in selectors(t.get("expr", "")) if m}
+        text = ((p.get("fieldConfig") or {}).get("defaults") or {}).get("noValue") or ""
+        for where, families, word in UNAVAILABLE_ON:
+            read = sorted(n for n in names if re.fullmatch(families, n))
+            if read and word.lower() not in text.lower():
+                problems.append("panel %r reads %s, absent on %s, and its noValue does not name %s" %
+                                (p.get("title"), read[0], where, word))
+    return problems
 
 
 def load(path):
@@ -414,6 +454,9 @@ def lint(dash, report):
                 problems.append("%s %s: unknown function %s()" % (kind, name, fn))
     report.check("queries use only known variables and functions", problems)
 
+    report.check("a panel reading a family some kernel or cgroup layout lacks says why in its noValue",
+                 unavailable_problems(dash))
+
     alltext = "\n".join(e for _, e in exprs)
     report.check("panels cover what the issue asks for",
                  ["no query for %s" % what for what, rx in REQUIRED_QUERIES if not re.search(rx, alltext)])
@@ -601,6 +644,14 @@ MUTATIONS = {
         'namespace=~"$namespace", pod=~"$pod", container=~"$container"}' % IDENTITY, ""),
     "variable-chain-broken": lambda d: variables(d)["pod"].update(
         query='label_values(%s{job="$job", instance="$instance"}, pod)' % IDENTITY),
+    "novalue-silent": lambda d: first_panel(d, lambda p: "dirty_bytes" in json.dumps(p.get("targets")))
+    ["fieldConfig"]["defaults"].pop("noValue"),
+    "novalue-no-cause": lambda d: first_panel(d, lambda p: "pressure_some" in json.dumps(p.get("targets")))
+    ["fieldConfig"]["defaults"].update(noValue="No data"),
+    "banner-wrong-code": lambda d: _replace_expr(d, 'reason="no_psi"}) * 3', 'reason="no_psi"}) * 2'),
+    "banner-sum": lambda d: _replace_expr(d, 'max(cachestat_collector_unavailable_info{job="$job", instance="$instance", '
+                                          'reason="cgroup_v1"})', 'sum(cachestat_collector_unavailable_info'
+                                          '{job="$job", instance="$instance", reason="cgroup_v1"})'),
     "bad-promql": lambda d: _replace_expr(d, "cachestat_cgroup_cached_bytes{", "sum by (cgroup (cachestat_cgroup_cached_bytes{"),
 }
 
@@ -676,6 +727,86 @@ def cmd_filtertest(args):
                       "interval": "15s", "input_series": series, "promql_expr_test": tests}]}
     with open(args.output, "w", encoding="utf-8") as f:
         yaml.safe_dump(doc, f, sort_keys=False)
+    return 0
+
+
+# What the top panel must say for each thing a node can lack: the reason of
+# cachestat_collector_unavailable_info or the abi of cachestat_syscall_info, and a word its text
+# names. no_cachestat needs no line of its own: abi="none" says it.
+BANNER_WORDS = {("reason", "cgroup_v1"): "cgroup v1", ("reason", "no_memory_controller"): "memory controller",
+                ("reason", "no_psi"): "PSI", ("abi", "mincore"): "mincore", ("abi", "none"): "no file"}
+# Nodes for the test: (name, abi, [(collector, reason)]).
+BANNER_NODES = [
+    ("v1-mincore", "mincore", [("events", "cgroup_v1"), ("limits", "cgroup_v1"), ("pressure", "cgroup_v1")]),
+    ("complete", "mainline", []),
+    ("bare", "none", [("memstat", "no_memory_controller"), ("events", "no_memory_controller"),
+                      ("limits", "no_memory_controller"), ("pressure", "no_psi"), ("cachestat", "no_cachestat")]),
+]
+
+
+def banner_problems(dash):
+    """The top panel: one target per thing of BANNER_WORDS, its value mapped to a text naming it.
+    Returns (problems, [(label, value, code, expr)])."""
+    panel = next((p for p in walk_panels(dash.get("panels"))
+                  if "cachestat_collector_unavailable_info" in json.dumps(p.get("targets"))), None)
+    if panel is None:
+        return ["no panel reads cachestat_collector_unavailable_info"], []
+    texts = {}
+    for m in (panel.get("fieldConfig") or {}).get("defaults", {}).get("mappings") or []:
+        for code, o in (m.get("options") or {}).items():
+            texts[code] = o.get("text", "")
+    problems, found = [], []
+    for t in panel.get("targets") or []:
+        expr = t.get("expr", "")
+        m = re.search(r'\b(reason|abi)="([a-z0-9_]+)"', expr)
+        if not m:
+            problems.append("target %s names no reason or abi" % t.get("refId"))
+            continue
+        key = (m.group(1), m.group(2))
+        code = re.search(r"\*\s*(\d+)\s*$", expr)
+        code = code.group(1) if code else "1"
+        word = BANNER_WORDS.get(key)
+        if word is None:
+            problems.append("target %s: %s=%s is not a thing a node can lack" % ((t.get("refId"),) + key))
+        elif word.lower() not in texts.get(code, "").lower():
+            problems.append("target %s (%s=%s) gives %s, whose text %r does not name %r" %
+                            (t.get("refId"), key[0], key[1], code, texts.get(code), word))
+        found.append((key, code, expr))
+    missing = sorted("%s=%s" % k for k in BANNER_WORDS if k not in [f[0] for f in found])
+    if missing:
+        problems.append("nothing says %s" % ", ".join(missing))
+    return problems, found
+
+
+def cmd_bannertest(args):
+    """Checks the top panel's targets and mappings, and writes a promtool test: on each node of
+    BANNER_NODES each target gives its code exactly when the node lacks its thing."""
+    import yaml
+    dash = load(args.dashboard)
+    problems, found = banner_problems(dash)
+    for p in problems:
+        print("FAIL: the top panel says what a node lacks: %s" % p)
+    if problems:
+        return 1
+    values = {"job": "cachestat", "datasource": "prometheus"}
+    tests = []
+    for node, abi, lacks in BANNER_NODES:
+        target = 'job="cachestat",instance="%s"' % node
+        series = [{"series": 'cachestat_syscall_info{%s,abi="%s"}' % (target, abi), "values": "1x4"}]
+        series += [{"series": 'cachestat_collector_unavailable_info{%s,collector="%s",reason="%s"}' %
+                    (target, c, r), "values": "1x4"} for c, r in lacks]
+        cases = []
+        for (label, value), code, expr in found:
+            expr = " ".join(substitute(expr, dict(values, instance=node)).split())
+            has = abi == value if label == "abi" else value in [r for _, r in lacks]
+            labels = '{abi="%s",instance="%s",job="cachestat"}' % (abi, node) if label == "abi" else "{}"
+            cases.append({"expr": expr, "eval_time": "1m",
+                          "exp_samples": [{"labels": labels, "value": int(code)}] if has else []})
+        tests.append({"name": "the top panel on node %s" % node, "interval": "15s",
+                      "input_series": series, "promql_expr_test": cases})
+    with open(args.output, "w", encoding="utf-8") as f:
+        yaml.safe_dump({"rule_files": [], "evaluation_interval": "15s", "tests": tests}, f, sort_keys=False)
+    print("PASS: the top panel names everything a node can lack (%d targets)" % len(found))
     return 0
 
 
@@ -778,6 +909,11 @@ def main():
     p.add_argument("--rules", default=os.path.join(here, "..", "rules", "cachestat.identity.yml"))
     p.add_argument("output")
     p.set_defaults(func=cmd_filtertest)
+
+    p = sub.add_parser("bannertest", help="check the top panel's mappings; write a promtool test of its targets")
+    p.add_argument("--dashboard", default=default)
+    p.add_argument("output")
+    p.set_defaults(func=cmd_bannertest)
 
     p = sub.add_parser("runbooks", help="set every alert's runbook_url to BASE/ALERT.md")
     p.add_argument("--base", help="a new base URL, written to runbook-base.txt")

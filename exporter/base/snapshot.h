@@ -123,6 +123,8 @@ struct snap_collector {
 	bool reported; /* has duration/success series */
 	bool success;
 	double seconds;
+	/* why it has nothing it can measure on this host (a reason of docs/metrics.md), or NULL */
+	const char *unavailable;
 };
 
 struct snapshot {

@@ -144,13 +144,17 @@ static int visit_file(struct files_ctx *fc, const struct files_entry *e)
 	return 0;
 }
 
+const char *cachestat_unavailable(const struct collect_scan *scan)
+{
+	/* no numbers at all rather than zeros */
+	return scan->pc->abi == PAGECACHE_ABI_NONE ? "no_cachestat" : NULL;
+}
+
 static int scan_begin(struct collect_scan *scan, size_t idx, void **ret_state)
 {
 	_cleanup_free_ struct cachestat_scan *cs = NULL;
 	int r;
 
-	if (scan->pc->abi == PAGECACHE_ABI_NONE)
-		return 0; /* no numbers at all rather than zeros */
 	cs = calloc(1, sizeof(*cs));
 	if (!cs)
 		return -ENOMEM;
@@ -411,6 +415,7 @@ static const struct collector_def cachestat_collector = {
 	.help = "page cache of the files of each cgroup",
 	.default_on = true,
 	.reported = true,
+	.unavailable = cachestat_unavailable,
 	.scan_begin = scan_begin,
 	.scan_cgroup = scan_cgroup,
 	.cgroup_done = cgroup_done,

@@ -30,5 +30,12 @@ struct snap_file cachestat_file_record(const struct files_entry *e,
 				       const struct pagecache_cachestat *st, uint64_t page_size);
 /* Adds a file's record to a cgroup's sums. */
 void cachestat_sum_add(struct cachestat_cgroup *sum, const struct snap_file *file);
+struct collect_scan;
+
+/*
+ * "no_cachestat" where the files cannot be measured (abi none: cachestat(2) forced but missing,
+ * or refused by a filter), else NULL: the unavailable hook of this collector and the fanotify one.
+ */
+const char *cachestat_unavailable(const struct collect_scan *scan);
 /* Why a file whose cachestat call failed with r is skipped. */
 enum skip_reason cachestat_skip_reason(int r);

@@ -27,7 +27,7 @@ static int events_scan_cgroup(struct collect_scan *scan, size_t idx, void *state
 	(void)state;
 	r = scan_read_cgroup_file(scan, dirfd, cg, "memory.events", false, &buf, &len);
 	if (r <= 0)
-		return r; /* 0: the root cgroup, a hybrid host's v1 hierarchy: no series, not zeros */
+		return r; /* 0: the root cgroup has none: no series, not zeros */
 	ev = malloc(sizeof(*ev));
 	if (!ev)
 		return -ENOMEM;
@@ -81,6 +81,7 @@ static const struct collector_def events_collector = {
 	.help = "memory.events counters (low, high, max, oom, oom_kill)",
 	.default_on = true,
 	.reported = true,
+	.unavailable = scan_memory_v2_unavailable,
 	.scan_cgroup = events_scan_cgroup,
 	.free_cgroup = free,
 	.render_text = events_text,

@@ -546,6 +546,7 @@ static const struct collector_def fanotify_collector = {
 	.flags = flags,
 	.n_flags = ELEMENTSOF(flags),
 	.setup = setup,
+	.unavailable = cachestat_unavailable,
 	.scan_begin = scan_begin,
 	.scan_cgroup = scan_cgroup,
 	.file_counted = file_counted,

@@ -125,6 +125,7 @@ static const struct collector_def limits_collector = {
 	.help = "memory.current, memory.high and memory.max",
 	.default_on = true,
 	.reported = true,
+	.unavailable = scan_memory_v2_unavailable,
 	.scan_cgroup = limits_scan_cgroup,
 	.free_cgroup = free,
 	.render_text = limits_text,

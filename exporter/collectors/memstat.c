@@ -158,11 +158,18 @@ static void memstat_json(json_t *o, const struct snap_cgroup *cg, size_t idx)
 		json_object_set_new(o, "numa", json_numa(&m->numa));
 }
 
+/* v1's memory.stat is read too: only a v2 tree without the controller has none */
+static const char *memstat_unavailable(const struct collect_scan *scan)
+{
+	return scan_has_memory_controller(scan) ? NULL : "no_memory_controller";
+}
+
 static const struct collector_def memstat_collector = {
 	.name = "memstat",
 	.help = "memory.stat and memory.numa_stat counters",
 	.default_on = true,
 	.reported = true,
+	.unavailable = memstat_unavailable,
 	.scan_cgroup = scan_cgroup,
 	.free_cgroup = free_cgroup,
 	.render_text = memstat_text,

@@ -26,6 +26,14 @@ static const struct {
 			      "memory.pressure full total: time every non-idle task of the cgroup stalled on memory at once." },
 };
 
+/* v1 has no PSI files (its memory.pressure_level is another thing) */
+static const char *pressure_unavailable(const struct collect_scan *scan)
+{
+	if (scan->memory_v1)
+		return "cgroup_v1";
+	return scan_has_psi(scan) ? NULL : "no_psi";
+}
+
 static int pressure_scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int dirfd,
 				struct snap_cgroup *cg)
 {
@@ -35,7 +43,7 @@ static int pressure_scan_cgroup(struct collect_scan *scan, size_t idx, void *sta
 	int r;
 
 	(void)state;
-	/* absent: a v1 hierarchy, a kernel without PSI; EOPNOTSUPP: booted with psi=0 */
+	/* absent: the root before 5.2; EOPNOTSUPP: a cgroup of a kernel booted with psi=0 */
 	r = scan_read_cgroup_file(scan, dirfd, cg, "memory.pressure", true, &buf, &len);
 	if (r <= 0)
 		return r;
@@ -83,6 +91,7 @@ static const struct collector_def pressure_collector = {
 	.help = "memory.pressure (PSI) some and full totals",
 	.default_on = true,
 	.reported = true,
+	.unavailable = pressure_unavailable,
 	.scan_cgroup = pressure_scan_cgroup,
 	.free_cgroup = free,
 	.render_text = pressure_text,

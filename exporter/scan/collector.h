@@ -81,6 +81,13 @@ struct collector_def {
 	 * other trouble is for the collector to report in its scans (the daemon runs on).
 	 */
 	int (*setup)(const struct collector_options *opts);
+	/*
+	 * Why it has nothing it can measure on this host, a reason of docs/metrics.md ("cgroup_v1",
+	 * "no_memory_controller", "no_psi", "no_cachestat"), or NULL. Asked before every scan and
+	 * once at start for the log (optional): an unavailable collector sits the scan out, and
+	 * says why in cachestat_collector_unavailable_info instead of a success and no series.
+	 */
+	const char *(*unavailable)(const struct collect_scan *scan);
 	/* What it will send beyond its name, for the line logged at start (optional). */
 	void (*describe)(const struct config *cfg, char *buf, size_t size);
 
@@ -115,6 +122,20 @@ struct collector_def {
 	static const struct collector_def *const registry_entry_##def                         \
 		__attribute__((section("cachestat_collectors"), used, aligned(sizeof(void *)))) = \
 			&(def)
+
+/*
+ * What the host offers under scan's cgroup tree, for the collectors' unavailable hooks: whether
+ * its cgroups can have the memory controller's files (memory.stat, memory.events...: not where
+ * the v2 tree's root lists no "memory" in cgroup.controllers), and whether the kernel has PSI
+ * (procfs's pressure/memory). Each says yes when it cannot tell: a reason must be certain.
+ */
+bool scan_has_memory_controller(const struct collect_scan *scan);
+bool scan_has_psi(const struct collect_scan *scan);
+/*
+ * The unavailable hook of a collector of the v2 memory controller's own files (memory.events,
+ * memory.current...), which the v1 hierarchy lacks: "cgroup_v1", "no_memory_controller" or NULL.
+ */
+const char *scan_memory_v2_unavailable(const struct collect_scan *scan);
 
 /* For collectors, during a scan. */
 __attribute__((format(printf, 2, 3))) void scan_problem(struct collect_scan *scan, const char *fmt, ...);

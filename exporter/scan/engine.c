@@ -85,6 +85,43 @@ int scan_parsed(struct collect_scan *scan, const struct snap_cgroup *cg, const c
 	return r;
 }
 
+bool scan_has_memory_controller(const struct collect_scan *scan)
+{
+	_cleanup_close_ int root = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+
+	if (scan->memory_v1)
+		return true; /* the hierarchy is the memory controller's */
+	root = open(scan->cgroupfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* no cgroup.controllers: not a v2 tree we can judge */
+	if (root < 0 || read_file_at(root, "cgroup.controllers", &buf, &len) < 0)
+		return true;
+	for (char *save = NULL, *w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
+		if (strcmp(w, "memory") == 0)
+			return true;
+	return false;
+}
+
+bool scan_has_psi(const struct collect_scan *scan)
+{
+	_cleanup_free_ char *path = NULL;
+	_cleanup_close_ int fd = -1;
+
+	/* a kernel without CONFIG_PSI, or booted with psi=0, has no /proc/pressure */
+	if (asprintf(&path, "%s/pressure/memory", scan->procfs) < 0)
+		return true;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd >= 0 || (errno != ENOENT && errno != EOPNOTSUPP);
+}
+
+const char *scan_memory_v2_unavailable(const struct collect_scan *scan)
+{
+	if (scan->memory_v1)
+		return "cgroup_v1";
+	return scan_has_memory_controller(scan) ? NULL : "no_memory_controller";
+}
+
 void scan_fail(struct collect_scan *scan, size_t idx)
 {
 	scan->snap->collectors[idx].success = false;
@@ -221,6 +258,10 @@ static int scan_begin(struct collect_scan *scan, const struct collector_options 
 			continue;
 		/* before scan_begin, which may already fail it */
 		scan->snap->collectors[i] = (struct snap_collector){ .success = true };
+		if (def->unavailable)
+			scan->snap->collectors[i].unavailable = def->unavailable(scan);
+		if (scan->snap->collectors[i].unavailable)
+			continue; /* no success, no series: the reason says it */
 		if (def->scan_begin)
 			r = def->scan_begin(scan, i, &scan->state[i]);
 		if (r < 0)
@@ -379,6 +420,15 @@ static struct snapshot *scan_run(struct scan_engine *c, const struct config *cfg
 	if (snap->n_cgroups > 1)
 		qsort(snap->cgroups, snap->n_cgroups, sizeof(*snap->cgroups), cgroup_cmp);
 	return TAKE_PTR(snap);
+}
+
+const char *scan_engine_unavailable(struct scan_engine *c, size_t idx)
+{
+	const struct collector_def *def = registry_get(idx);
+	const struct collect_scan scan = { .pc = &c->pc, .cgroupfs = c->cgroupfs,
+					   .memory_v1 = c->opts.memory_v1, .procfs = c->procfs };
+
+	return def->unavailable ? def->unavailable(&scan) : NULL;
 }
 
 int scan_engine_new(const struct collector_options *opts, const struct pagecache *pc,

@@ -45,6 +45,12 @@ void scan_engine_set_config(struct scan_engine *c, struct config *cfg);
  */
 int scan_engine_run(struct scan_engine *c, struct snapshot **ret);
 
+/*
+ * Why the collector at registry index idx has nothing it can measure on this host (its
+ * unavailable hook, collector.h), or NULL: for the line logged at start.
+ */
+const char *scan_engine_unavailable(struct scan_engine *c, size_t idx);
+
 /* limits.max_scan_seconds of the current config: a scan checks it between files. */
 double scan_engine_max_scan_seconds(struct scan_engine *c);
 

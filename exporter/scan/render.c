@@ -113,6 +113,27 @@ static void render_skipped(FILE *out, const struct snapshot *s)
 			skip_reason_name((enum skip_reason)r), s->skipped[r]);
 }
 
+/*
+ * cachestat_collector_unavailable_info: a series per collector on but with nothing it can
+ * measure here, which has no success series; no family when there is none.
+ */
+static void render_unavailable(FILE *out, const struct snapshot *s)
+{
+	bool head = false;
+
+	for (size_t i = 0; i < registry_count(); i++) {
+		if (!s->collectors[i].unavailable)
+			continue;
+		if (!head)
+			render_family(out, "cachestat_collector_unavailable_info", "gauge",
+				      "A collector that is on but has nothing it can measure on this host, "
+				      "and why (cgroup_v1, no_memory_controller, no_psi, no_cachestat).");
+		head = true;
+		fprintf(out, "cachestat_collector_unavailable_info{collector=\"%s\",reason=\"%s\"} 1\n",
+			registry_get(i)->name, s->collectors[i].unavailable);
+	}
+}
+
 /* cachestat_scrape_collector_{duration_seconds,success}: one series per reported collector. */
 static void render_collectors(FILE *out, const struct snapshot *s)
 {
@@ -136,6 +157,7 @@ static void render_collectors(FILE *out, const struct snapshot *s)
 		fprintf(out, "cachestat_scrape_collector_success{collector=\"%s\"} %d\n",
 			registry_get(i)->name, s->collectors[i].success ? 1 : 0);
 	}
+	render_unavailable(out, s);
 }
 
 static void render_capped(FILE *out, const struct snapshot *s, uint64_t cut)
@@ -324,6 +346,9 @@ static json_t *json_collectors(const struct snapshot *s)
 	json_t *collectors = json_object();
 
 	for (size_t i = 0; collectors && i < registry_count(); i++) {
+		if (s->collectors[i].unavailable)
+			json_object_set_new(collectors, registry_get(i)->name,
+					    json_pack("{s:s}", "unavailable", s->collectors[i].unavailable));
 		if (!s->collectors[i].reported)
 			continue;
 		json_object_set_new(collectors, registry_get(i)->name,

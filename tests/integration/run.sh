@@ -333,8 +333,12 @@ done
 eq "--once with a collector failing exits 1" "$?" 1
 check "--once still prints the report, with success 0" \
 	grep -q '^cachestat_scrape_collector_success{collector="cachestat"} 0$' "$work/fail.prom"
-check "--once: the other collectors' report is there" \
-	grep -q '^cachestat_scrape_collector_success{collector="memstat"} 1$' "$work/fail.prom"
+# this host's v2 mount has no memory controller, and that procfs no /proc/pressure: the other
+# collectors say why they have nothing, rather than a success with no series
+check "--once: the other collectors say why they have nothing here" bash -c \
+	"grep -q '^cachestat_collector_unavailable_info{collector=\"memstat\",reason=\"no_memory_controller\"} 1$' '$work/fail.prom' &&
+	grep -q '^cachestat_collector_unavailable_info{collector=\"pressure\",reason=\"no_psi\"} 1$' '$work/fail.prom' &&
+	! grep -q '^cachestat_scrape_collector_success{collector=\"memstat\"}' '$work/fail.prom'"
 
 # ---- a bad config at start ----
 printf '{\n  "per_file_top": 3,\n  "limits": { "max_files_per_scan" 7 }\n}\n' >"$work/bad.json"
@@ -504,6 +508,18 @@ v1_memory_cases() {
 	fi
 	check "default root on this host is the v1 memory hierarchy (log)" \
 		grep -q "msg=\"cgroup tree chosen\" cgroupfs=$v1 reason=" "$work/v1.err"
+	# v1 has no memory.events, memory.current/high/max or PSI: each of those collectors says so
+	# instead of a success with no series, and the start log names them once
+	local c
+	for c in events limits pressure; do
+		eq "v1: $c says it has nothing to measure here (cachestat_collector_unavailable_info)" \
+			"$(v1_value cachestat_collector_unavailable_info "collector=\"$c\",reason=\"cgroup_v1\"")" 1
+		eq "v1: $c has no success series" "$(v1_value cachestat_scrape_collector_success "collector=\"$c\"")" ""
+	done
+	eq "v1: memstat reads v1's memory.stat (success)" \
+		"$(v1_value cachestat_scrape_collector_success 'collector="memstat"')" 1
+	eq "v1: the start log names what this host lacks, in one line" \
+		"$(grep -c 'msg="collectors with nothing to measure on this host: no series, no success" events=cgroup_v1 limits=cgroup_v1 pressure=cgroup_v1$' "$work/v1.err")" 1
 	total=$(v1_stat "$v1_cg" total_cache) cache=$(v1_stat "$v1_cg" cache)
 	echo "     v1 oracle: $label cache=$cache total_cache=$total" \
 		"total_workingset_refault_file=$(v1_stat "$v1_cg" total_workingset_refault_file);" \

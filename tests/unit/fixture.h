@@ -239,12 +239,13 @@ static inline void collector_flag_set(const char *name, const char *arg)
 }
 
 /*
- * One scan of the tree at root with the collector named name alone, rendered as text (or
- * JSON); its success flag in *ret_success when given. The caller frees the text.
+ * One scan with the options o (the tree, procfs, the layout) and the collector named name
+ * alone, rendered as text (or JSON); its success flag in *ret_success when given. The caller
+ * frees the text.
  */
-static inline char *scan_one(const char *root, const char *name, bool json, bool *ret_success)
+static inline char *scan_one_with(struct collector_options o, const char *name, bool json,
+				  bool *ret_success)
 {
-	struct collector_options o = { .cgroupfs = root, .procfs = "/proc" };
 	struct pagecache pc = { .abi = PAGECACHE_ABI_NONE };
 	const struct render_meta meta = { "1", "r" };
 	struct scan_engine *c = NULL;
@@ -267,4 +268,11 @@ static inline char *scan_one(const char *root, const char *name, bool json, bool
 	snapshot_unref(s);
 	scan_engine_free(c);
 	return buf;
+}
+
+/* scan_one_with() a v2 tree at root, with the host's /proc. */
+static inline char *scan_one(const char *root, const char *name, bool json, bool *ret_success)
+{
+	return scan_one_with((struct collector_options){ .cgroupfs = root, .procfs = "/proc" }, name,
+			     json, ret_success);
 }

@@ -62,6 +62,54 @@ static void test_events(void **state)
 	free(t);
 }
 
+/*
+ * A tree whose cgroups cannot have memory.events (the v1 memory hierarchy, a v2 tree without
+ * the memory controller) says so, with no success and no series; with the controller it reads.
+ */
+static void test_events_unavailable(void **state)
+{
+	char tree[] = "/tmp/cse-events-v1-XXXXXX";
+	struct collector_options o = { .cgroupfs = tree, .procfs = "/proc", .memory_v1 = true };
+	const char *success = "cachestat_scrape_collector_success{collector=\"events\"}";
+	json_t *j;
+	char *t;
+
+	(void)state;
+	assert_non_null(mkdtemp(tree));
+	fixture_sh("mkdir %s/svc", tree);
+	tree_write(tree, "svc/memory.stat", "cache 4096\ntotal_cache 4096\n"); /* v1's */
+	t = scan_one_with(o, "events", false, NULL);
+	assert_non_null(strstr(t, "# TYPE cachestat_collector_unavailable_info gauge\n"
+				  "cachestat_collector_unavailable_info{collector=\"events\",reason=\"cgroup_v1\"} 1\n"));
+	assert_null(strstr(t, success));
+	assert_null(strstr(t, "cachestat_cgroup_memory_events_total"));
+	free(t);
+	t = scan_one_with(o, "events", true, NULL);
+	j = json_loads(t, 0, NULL);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(json_object_get(j, "collectors"), "events"), "unavailable")),
+			    "cgroup_v1");
+	json_decref(j);
+	free(t);
+
+	o.memory_v1 = false;
+	tree_write(tree, "cgroup.controllers", "cpuset cpu io pids\n");
+	tree_write(tree, "svc/memory.events", "low 0\nhigh 1\n");
+	t = scan_one_with(o, "events", false, NULL);
+	assert_non_null(strstr(t, "cachestat_collector_unavailable_info{collector=\"events\",reason=\"no_memory_controller\"} 1\n"));
+	assert_null(strstr(t, success));
+	free(t);
+
+	tree_write(tree, "cgroup.controllers", "cpuset cpu io memory pids\n");
+	t = scan_one_with(o, "events", false, NULL);
+	assert_null(strstr(t, "cachestat_collector_unavailable_info"));
+	assert_non_null(strstr(t, "cachestat_scrape_collector_success{collector=\"events\"} 1\n"));
+	assert_non_null(strstr(t, "cachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"high\"} 1\n"));
+	free(t);
+	assert_int_equal(tree_remove(tree), 0);
+}
+
 static void test_parse_events(void **state)
 {
 	struct mempressure_events ev;
@@ -87,6 +135,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_events_unavailable),
 		cmocka_unit_test(test_parse_events),
 	};
 

@@ -57,10 +57,25 @@ static void test_limits(void **state)
 	free(t);
 }
 
+/* The v1 memory hierarchy has no memory.current, memory.high or memory.max: said, not a success. */
+static void test_limits_v1(void **state)
+{
+	char *t = scan_one_with((struct collector_options){ .cgroupfs = root, .procfs = "/proc",
+							      .memory_v1 = true },
+				"limits", false, NULL);
+
+	(void)state;
+	assert_non_null(strstr(t, "cachestat_collector_unavailable_info{collector=\"limits\",reason=\"cgroup_v1\"} 1\n"));
+	assert_null(strstr(t, "cachestat_scrape_collector_success{collector=\"limits\"}"));
+	assert_null(strstr(t, "cachestat_cgroup_memory_current_bytes"));
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_limits_v1),
 	};
 
 	return cmocka_run_group_tests_name("limits", tests, setup, teardown);

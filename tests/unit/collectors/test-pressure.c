@@ -64,6 +64,42 @@ static void test_pressure(void **state)
 	free(t);
 }
 
+/*
+ * No PSI to read: the v1 memory hierarchy (memory.pressure_level is no PSI), a kernel without
+ * /proc/pressure (CONFIG_PSI off, psi=0). Said, with no success and no series.
+ */
+static void test_pressure_unavailable(void **state)
+{
+	char proc[] = "/tmp/cse-pressure-proc-XXXXXX";
+	struct collector_options o = { .cgroupfs = root, .procfs = proc, .memory_v1 = true };
+	const char *success = "cachestat_scrape_collector_success{collector=\"pressure\"}";
+	char *t;
+
+	(void)state;
+	assert_non_null(mkdtemp(proc));
+	fixture_sh("mkdir %s/pressure", proc);
+	tree_write(proc, "pressure/memory", "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\n");
+	t = scan_one_with(o, "pressure", false, NULL);
+	assert_non_null(strstr(t, "cachestat_collector_unavailable_info{collector=\"pressure\",reason=\"cgroup_v1\"} 1\n"));
+	assert_null(strstr(t, success));
+	assert_null(strstr(t, "cachestat_cgroup_memory_pressure_some_seconds_total"));
+	free(t);
+
+	o.memory_v1 = false; /* v2, PSI in the kernel: read */
+	t = scan_one_with(o, "pressure", false, NULL);
+	assert_null(strstr(t, "cachestat_collector_unavailable_info"));
+	assert_non_null(strstr(t, "cachestat_cgroup_memory_pressure_some_seconds_total{cgroup=\"/svc\"} 83.456789\n"));
+	free(t);
+
+	fixture_sh("rm -r %s/pressure", proc); /* v2, no PSI in the kernel */
+	t = scan_one_with(o, "pressure", false, NULL);
+	assert_non_null(strstr(t, "cachestat_collector_unavailable_info{collector=\"pressure\",reason=\"no_psi\"} 1\n"));
+	assert_null(strstr(t, success));
+	assert_null(strstr(t, "cachestat_cgroup_memory_pressure_some_seconds_total"));
+	free(t);
+	assert_int_equal(tree_remove(proc), 0);
+}
+
 static void test_parse_psi(void **state)
 {
 	struct mempressure_psi psi;
@@ -90,6 +126,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pressure),
+		cmocka_unit_test(test_pressure_unavailable),
 		cmocka_unit_test(test_parse_psi),
 	};
 

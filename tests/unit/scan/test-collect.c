@@ -211,7 +211,32 @@ static void test_abi_none(void **state)
 		assert_null(cs_of(&s->cgroups[i]));
 	assert_non_null(ms_of(find_cgroup(s, "/a")));
 	assert_false(snapshot_collector(s, "cachestat")->reported);
+	assert_string_equal(snapshot_collector(s, "cachestat")->unavailable, "no_cachestat");
+	assert_string_equal(scan_engine_unavailable(c, (size_t)registry_find("cachestat")), "no_cachestat");
 	assert_int_equal(fake_calls(), 0);
+	snapshot_unref(s);
+	scan_engine_free(c);
+}
+
+/*
+ * A v2 tree whose root lists no memory controller has no memory.stat anywhere: memstat says so
+ * instead of a success, and the file scan goes on.
+ */
+static void test_no_memory_controller(void **state)
+{
+	struct scan_engine *c = make(PAGECACHE_ABI_MAINLINE, NULL);
+	struct snapshot *s = NULL;
+
+	(void)state;
+	tree_write(root, "cgroup.controllers", "cpu io hugetlb pids\n");
+	assert_int_equal(scan_engine_run(c, &s), 0);
+	fixture_sh("rm %s/cgroup.controllers", root);
+	assert_string_equal(snapshot_collector(s, "memstat")->unavailable, "no_memory_controller");
+	assert_false(snapshot_collector(s, "memstat")->reported);
+	assert_null(ms_of(find_cgroup(s, "/a")));
+	assert_true(snapshot_collector(s, "cachestat")->success);
+	assert_null(snapshot_collector(s, "cachestat")->unavailable);
+	assert_non_null(cs_of(find_cgroup(s, "/a")));
 	snapshot_unref(s);
 	scan_engine_free(c);
 }
@@ -315,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_scan_cap),
 		cmocka_unit_test(test_abi_none),
+		cmocka_unit_test(test_no_memory_controller),
 		cmocka_unit_test(test_fail_at_begin),
 		cmocka_unit_test(test_set_config),
 		cmocka_unit_test(test_unlinked),

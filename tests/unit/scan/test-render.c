@@ -160,9 +160,11 @@ static struct snapshot *known_snapshot(void)
 	ms->memstat.present = 1u << MEMSTAT_FILE; /* an old kernel: only file */
 	ms->memstat.value[MEMSTAT_FILE] = 4096;
 
-	set_collector(s, "cachestat", (struct snap_collector){ true, true, true, 0.25 });
-	set_collector(s, "memstat", (struct snap_collector){ true, true, false, 0.1 });
+	set_collector(s, "cachestat", (struct snap_collector){ true, true, true, 0.25, NULL });
+	set_collector(s, "memstat", (struct snap_collector){ true, true, false, 0.1, NULL });
 	set_collector(s, "perfile", (struct snap_collector){ .enabled = true });
+	/* on, with nothing to measure here: a reason, no success */
+	set_collector(s, "pressure", (struct snap_collector){ .unavailable = "cgroup_v1" });
 	s->skipped[SKIP_EPERM] = 1;
 	s->skipped[SKIP_NOT_REGULAR] = 42;
 	return s;
