@@ -40,7 +40,14 @@ done
 for f in "${test_files[@]}"; do
 	run "promtool test rules ${f#"$here"/}" promtool test rules "$f"
 done
-tally "${tool[@]}" rules --rule-files "${rule_files[@]}" --tests "${test_files[@]}"
+tally "${tool[@]}" rules --rule-files "${rule_files[@]}" --tests "${test_files[@]}" --dashboards "$here"/*.json
+# The lint of unread recording rules can fail: a rule that nothing reads, added to a copy.
+mkdir -p "$tmp/unread"
+cp "${rule_files[@]}" "$tmp/unread/"
+printf 'groups:\n  - name: unread\n    rules:\n      - record: cgroup:cachestat_cached:unread\n        expr: cachestat_cgroup_cached_bytes\n' \
+	>"$tmp/unread/unread.yml"
+reject "the rules lint fails on a recording rule that nothing reads" \
+	"${tool[@]}" rules --rule-files "$tmp/unread"/*.yml --tests "${test_files[@]}" --dashboards "$here"/*.json
 
 # Every alert's tests can fail: with the alert forced never to fire, or always to fire,
 # the unit tests must notice.

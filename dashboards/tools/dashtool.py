@@ -539,6 +539,19 @@ def load_yaml(path):
         return yaml.safe_load(f)
 
 
+def dashboard_exprs(node):
+    """Every PromQL expression of a dashboard: its targets' and its variables' queries."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("expr", "query") and isinstance(value, str):
+                yield value
+            else:
+                yield from dashboard_exprs(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from dashboard_exprs(item)
+
+
 def cmd_rules(args):
     report = Report()
     alerts, records = {}, []
@@ -592,6 +605,18 @@ def cmd_rules(args):
     report.check("every alert selects the exporter's job", problems)
     report.check("recording rule names follow level:metric:operations",
                  [r for r in records if not re.fullmatch(r"[a-z_]+:cachestat_[a-z0-9_]+:[a-z0-9_]+", r)])
+    # Every recording rule earns its series: a panel, an alert or another rule reads it.
+    readers = [(name, rule.get("expr", "")) for name, rule in alerts.items()]
+    readers += [(name, expr) for name, expr in recs.items()]
+    for path in args.dashboards or []:
+        readers += [(os.path.basename(path), e) for e in dashboard_exprs(json.load(open(path)))]
+    problems = []
+    for name in recs:
+        word = r"(?<![a-zA-Z0-9_:])%s(?![a-zA-Z0-9_:])" % re.escape(name)
+        if not any(reader != name and re.search(word, expr) for reader, expr in readers):
+            problems.append("%s: no panel, alert or rule reads it" % name)
+    boards = ", ".join(os.path.basename(p) for p in args.dashboards or []) or "no dashboard"
+    report.check("every recording rule is read by a panel (%s), an alert or another rule" % boards, problems)
 
     fires, quiet = set(), set()
     for path in args.tests:
@@ -888,6 +913,7 @@ def main():
     p = sub.add_parser("rules", help="check rule files and their unit tests")
     p.add_argument("--rule-files", nargs="+", required=True)
     p.add_argument("--tests", nargs="+", required=True)
+    p.add_argument("--dashboards", nargs="*", help="the dashboards whose panels read the recording rules")
     p.add_argument("--runbook-base", default=RUNBOOK_BASE, help="the file of the runbooks' base URL")
     p.set_defaults(func=cmd_rules)
 
