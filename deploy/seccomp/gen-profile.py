@@ -44,12 +44,15 @@ def unconditional_allow(rule):
 
 
 def exporter_syscalls(path):
-    """The names the daemon's filter allows: its list and the calls it allows with arguments."""
+    """The names the scanner's filter allows (the HTTP process's list, which both processes share,
+    and the scanner's own), and the calls it allows with arguments."""
     src = open(path, encoding="utf-8").read()
-    m = re.search(r"allowed_syscalls\[\] = \{(.*?)\};", src, re.S)
-    if not m:
-        sys.exit("%s: no allowed_syscalls list" % path)
-    names = set(re.findall(r'"([a-z0-9_]+)"', m.group(1)))
+    names = set()
+    for name in ("http_syscalls", "scanner_syscalls"):
+        m = re.search(name + r"\[\] = \{(.*?)\};", src, re.S)
+        if not m:
+            sys.exit("%s: no %s list" % (path, name))
+        names |= set(re.findall(r'"([a-z0-9_]+)"', re.sub(r"/\*.*?\*/", "", m.group(1), flags=re.S)))
     names |= set(re.findall(r"SCMP_ACT_ALLOW, SCMP_SYS\((\w+)\)", src))
     if "PRIVS_NR_CACHESTAT" in src:
         names.add("cachestat")
