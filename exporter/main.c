@@ -144,8 +144,8 @@ static void usage_head(FILE *f)
 		"                             the same (default %u)\n"
 		"  --scan.max-overlay-layers=N  layers of one overlay judged; past it the overlay's\n"
 		"                             files are skipped (default %u)\n"
-		"  --web.max-body-bytes=N     size of a rendered body; the series past it are left\n"
-		"                             out (default %u)\n"
+		"  --web.max-body-bytes=N     size of a rendered body (text, or --once's JSON); the\n"
+		"                             series past it are left out (default %u)\n"
 		"  --path.cgroupfs=DIR        cgroup tree to walk (default " DEFAULT_CGROUPFS "; on a\n"
 		"                             hybrid host the v1 memory hierarchy found there)\n"
 		"  --path.procfs=DIR          procfs mount (default /proc)\n"
@@ -774,7 +774,7 @@ static int run_once(struct scan_engine *c, enum format format, size_t max_bytes)
 	scheduler_log_scan_notes(snap);
 	for (size_t i = 0; i < registry_count(); i++)
 		failed |= snap->collectors[i].reported && !snap->collectors[i].success;
-	r = format == FORMAT_JSON ? render_json(stdout, snap, &meta)
+	r = format == FORMAT_JSON ? render_json_limited(stdout, snap, &meta, max_bytes, 0, &cut)
 				  : render_text_limited(stdout, snap, &meta, max_bytes, 0, &cut);
 	if (cut)
 		log_warn("body cut at --web.max-body-bytes; the series past it are left out"

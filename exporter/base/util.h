@@ -62,5 +62,15 @@ static inline void closedirp(DIR **d)
 /* CLOCK_MONOTONIC in nanoseconds: the clock of every deadline, age and period of the daemon. */
 uint64_t monotonic_ns(void);
 
-/* Reads a whole small file (cgroup and proc files) relative to dirfd into a NUL-terminated buffer. */
+/*
+ * Reads a whole small file (cgroup and proc files) relative to dirfd into a NUL-terminated buffer;
+ * -EFBIG past 16 MiB.
+ */
 int read_file_at(int dirfd, const char *name, char **ret_buf, size_t *ret_len);
+
+/*
+ * read_file_at() with the caller's cap: at most max + 1 bytes are read, so a file over max comes
+ * back cut at max + 1 (*ret_len > max says so) and one that never ends (a tenant's table) costs
+ * no more than that. Returns 0 or a negative errno; the outputs are untouched on failure.
+ */
+int read_file_at_max(int dirfd, const char *name, size_t max, char **ret_buf, size_t *ret_len);

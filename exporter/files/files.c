@@ -156,49 +156,6 @@ bool files_charge(struct files_ctx *ctx)
 	return true;
 }
 
-/*
- * Reads dirfd/name, at most max + 1 bytes: a longer file is only known to be over max.
- * Returns 0 or a negative errno.
- */
-static int read_bounded_at(int dirfd, const char *name, size_t max, char **ret_buf,
-			   size_t *ret_len)
-{
-	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap = 0;
-
-	if (fd < 0)
-		return -errno;
-	while (len <= max) {
-		ssize_t n;
-
-		if (len == cap) {
-			size_t ncap = cap ? cap * 2 : 16384;
-			char *nb;
-
-			if (ncap > max + 1)
-				ncap = max + 1;
-			nb = realloc(buf, ncap + 1);
-			if (!nb)
-				return -ENOMEM;
-			buf = nb;
-			cap = ncap;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	*ret_len = len;
-	*ret_buf = TAKE_PTR(buf);
-	return 0;
-}
-
 /* The inode of the mount namespace of dirfd's process (dirfd/ns/mnt); 0 if unknown. */
 static uint64_t mount_ns(int dirfd, const char *self)
 {
@@ -227,7 +184,7 @@ static int load_mountinfo(struct files_ctx *ctx, int dirfd, const char *prefix, 
 	if (r != 0)
 		return r < 0 ? r : 0;
 	snprintf(name, sizeof(name), "%smountinfo", prefix);
-	r = read_bounded_at(dirfd, name, ctx->fstypes->lim.max_bytes, &buf, &len);
+	r = read_file_at_max(dirfd, name, ctx->fstypes->lim.max_bytes, &buf, &len);
 	if (r < 0)
 		return r;
 	ctx->fstypes->deadline_ns = ctx->deadline_ns;
@@ -253,8 +210,8 @@ void files_load_mounts(struct files_ctx *ctx)
 		return;
 	ctx->fstypes->loaded_self = true;
 	ctx->fstypes->deadline_ns = ctx->deadline_ns;
-	if (read_bounded_at(ctx->procfs_fd, "1/mountinfo", ctx->fstypes->lim.max_bytes, &buf,
-			    &len) == 0)
+	if (read_file_at_max(ctx->procfs_fd, "1/mountinfo", ctx->fstypes->lim.max_bytes, &buf,
+			     &len) == 0)
 		fstypes_set_host_mountinfo_ns(ctx->fstypes, buf, len, mount_ns(ctx->procfs_fd, "1/"));
 	load_mountinfo(ctx, ctx->procfs_fd, "self/", true);
 }

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,6 +72,7 @@ static void pathbuf_pop(struct pathbuf *p, size_t oldlen)
 /* The file system a configured directory lives on; the walk stays on it. */
 struct walk_root {
 	dev_t dev;
+	uint64_t mnt_id; /* QUARANTINE_NO_MOUNT: statx did not say */
 	/*
 	 * Whether readdir's d_ino is the inode that stat() reports, so that a file counted
 	 * already (open by a process of the cgroup) can be passed over without opening it.
@@ -186,23 +189,69 @@ static int visit_sealed(struct files_ctx *ctx, int dirfd, const char *name,
 	return files_visit_open(ctx, &e);
 }
 
-/* A directory entry that is a directory: walked unless it is a mount point or too deep. */
+/*
+ * Whether the directory open as pfd (O_PATH) may be walked: on the walk's own file system. One
+ * on another mount is judged by that mount before anything asks its file system: excluded
+ * (fs_type) or quarantined (mount_stuck) is skipped and counted; any other mount point is not
+ * walked either. statx with AT_STATX_DONT_SYNC answers from the kernel's caches: a stopped
+ * FUSE daemon or a dead server is not asked, where an open or a stat of its root would wait.
+ */
+static bool subdir_on_root(struct files_ctx *ctx, int pfd, const struct walk_root *root)
+{
+	struct statx sx;
+	uint64_t mnt_id;
+
+	if (statx(pfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MNT_ID, &sx) < 0) {
+		files_skip(ctx, files_skip_reason_of(errno));
+		return false;
+	}
+	if (!S_ISDIR(sx.stx_mode)) {
+		files_skip(ctx, SKIP_NOT_REGULAR); /* replaced since readdir */
+		return false;
+	}
+	mnt_id = (sx.stx_mask & STATX_MNT_ID) ? sx.stx_mnt_id : QUARANTINE_NO_MOUNT;
+	/* (without a mount id, before Linux 5.8, the device alone keeps the walk on its own) */
+	if (mnt_id != QUARANTINE_NO_MOUNT && mnt_id != root->mnt_id) {
+		enum skip_reason why = files_mount_skip(ctx, -1, mnt_id);
+
+		if (why == _SKIP_MAX && quarantine_holds(mnt_id))
+			why = SKIP_MOUNT_STUCK;
+		if (why != _SKIP_MAX) {
+			files_skip(ctx, why);
+			return false;
+		}
+	}
+	return makedev(sx.stx_dev_major, sx.stx_dev_minor) == root->dev;
+}
+
+/*
+ * A directory entry that is a directory: walked unless it is a mount point or too deep. Opened
+ * O_PATH first, which asks its file system nothing, and judged (subdir_on_root()) before it is
+ * opened for reading through that descriptor.
+ */
 static int walk_subdir(struct files_ctx *ctx, int dirfd, const char *name,
 		       const struct walk_root *root, struct pathbuf *path, unsigned depth)
 {
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int pfd = -1, fd = -1;
 	struct stat st;
 	size_t oldlen;
 	int r;
 
 	if (depth >= FILES_MAX_DEPTH)
 		return 0;
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	pfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0) {
+		files_skip(ctx, files_skip_reason_of(errno));
+		return 0;
+	}
+	if (!subdir_on_root(ctx, pfd, root))
+		return 0;
+	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		files_skip(ctx, files_skip_reason_of(errno));
 		return 0;
 	}
-	if (fstat(fd, &st) < 0 || st.st_dev != root->dev)
+	if (files_fstat(fd, &st) < 0 || st.st_dev != root->dev)
 		return 0; /* a mount point: stay on this file system */
 	r = pathbuf_push(path, name, &oldlen);
 	if (r < 0)
@@ -224,13 +273,15 @@ static int walk_entry(struct files_ctx *ctx, int dirfd, bool sealed,
 	int r;
 
 	if (type == DT_UNKNOWN) {
-		struct stat st;
+		struct statx sx;
 
-		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		/* a mount point's root is not asked (walk_subdir()) */
+		if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
+			  STATX_TYPE, &sx) < 0) {
 			files_skip(ctx, files_skip_reason_of(errno));
 			return 0;
 		}
-		type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+		type = S_ISDIR(sx.stx_mode) ? DT_DIR : S_ISREG(sx.stx_mode) ? DT_REG : DT_LNK;
 	}
 	if (type == DT_DIR)
 		return walk_subdir(ctx, dirfd, name, root, path, depth);
@@ -369,7 +420,11 @@ static int walk_root_dir(struct files_ctx *ctx, int fd, const char *name)
 	path.cap = path.len + 1;
 	while (path.len > 1 && path.s[path.len - 1] == '/')
 		path.s[--path.len] = '\0';
-	root = (struct walk_root){ .dev = st.st_dev, .d_ino_is_st_ino = fs_d_ino_is_st_ino(fd) };
+	root = (struct walk_root){
+		.dev = st.st_dev,
+		.mnt_id = mnt_id,
+		.d_ino_is_st_ino = fs_d_ino_is_st_ino(fd),
+	};
 	r = walk_dir(ctx, fd, &root, &path, 0);
 	free(path.s);
 	return r;

@@ -358,25 +358,66 @@ static json_t *json_collectors(const struct snapshot *s)
 	return collectors;
 }
 
-int render_json(FILE *out, const struct snapshot *s, const struct render_meta *meta)
+/*
+ * What cg's object adds to the body: its text as json_dumpf() writes it two levels deep (each
+ * line indented by four more spaces) and the ",\n" before the next. 0 when out of memory.
+ */
+static size_t json_cgroup_bytes(const json_t *cg)
+{
+	_cleanup_free_ char *text = json_dumps(cg, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	size_t n = 0, lines = 1;
+
+	if (!text)
+		return 0;
+	for (const char *p = text; *p; p++, n++)
+		lines += *p == '\n';
+	return n + 4 * lines + 2;
+}
+
+int render_json_limited(FILE *out, const struct snapshot *s, const struct render_meta *meta,
+			size_t max_bytes, uint64_t cut_before, bool *ret_cut)
 {
 	_cleanup_(json_decrefp) json_t *root = json_object();
+	size_t budget, used = 0;
 	json_t *cgroups;
+	bool cut = false;
 
 	if (!root)
 		return -ENOMEM;
+	/* as the text's: the keys after the cgroups (skips, collectors, the cut) fit in the tail */
+	budget = max_bytes > RENDER_TAIL_BYTES ? max_bytes - RENDER_TAIL_BYTES : 0;
 	json_object_set_new(root, "version", render_json_str(meta->version));
 	json_object_set_new(root, "revision", render_json_str(meta->revision));
 	json_object_set_new(root, "abi", json_string(pagecache_abi_name(s->abi)));
 	json_abi = s->abi;
 	cgroups = json_array();
-	for (size_t i = 0; cgroups && i < s->n_cgroups; i++)
-		json_array_append_new(cgroups, json_cgroup(&s->cgroups[i]));
+	/* whole cgroups while they fit: the body stays valid JSON, and its tree stays that small */
+	for (size_t i = 0; cgroups && i < s->n_cgroups; i++) {
+		json_t *cg = json_cgroup(&s->cgroups[i]);
+		size_t n = cg && max_bytes != SIZE_MAX ? json_cgroup_bytes(cg) : 0;
+
+		if (used + n > budget) {
+			json_decref(cg);
+			cut = true;
+			break;
+		}
+		used += n;
+		json_array_append_new(cgroups, cg);
+	}
 	json_object_set_new(root, "cgroups", cgroups);
 	json_object_set_new(root, "files_skipped_total", json_skipped(s));
 	json_object_set_new(root, "collectors", json_collectors(s));
+	json_object_set_new(root, "body_truncated_total", render_json_u64(cut_before + cut));
+	*ret_cut = cut;
 	if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
 		return -EIO;
 	fputc('\n', out);
 	return ferror(out) ? -EIO : 0;
+}
+
+int render_json(FILE *out, const struct snapshot *s, const struct render_meta *meta)
+{
+	bool cut;
+
+	return render_json_limited(out, s, meta, SIZE_MAX, 0, &cut);
 }

@@ -42,6 +42,13 @@ int render_text(FILE *out, const struct snapshot *s, const struct render_meta *m
 int render_text_limited(FILE *out, const struct snapshot *s, const struct render_meta *meta,
 			size_t max_bytes, uint64_t cut_before, bool *ret_cut);
 int render_json(FILE *out, const struct snapshot *s, const struct render_meta *meta);
+/*
+ * render_json() in max_bytes at most, as render_text_limited(): whole cgroups past max_bytes
+ * less the room of what follows them are left out, so that the body stays valid JSON;
+ * "body_truncated_total" is cut_before, plus one when this body was cut (*ret_cut).
+ */
+int render_json_limited(FILE *out, const struct snapshot *s, const struct render_meta *meta,
+			size_t max_bytes, uint64_t cut_before, bool *ret_cut);
 
 /* s as valid UTF-8, invalid bytes as "\\xNN" (see utf8_sanitize()). Caller frees. */
 char *render_utf8_sanitize(const char *s);

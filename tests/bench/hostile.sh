@@ -10,7 +10,9 @@
 # mkdir in a real cgroupfs costs 30 ms a cgroup here, the exporter's own cost is what is measured.
 # Then tests/bench/hostile-overlays.sh (the mount side), when it is there and executable.
 # Needs root (chown, the tmpfs, the descriptor limits). HOSTILE_BIN=PATH measures another build
-# of the exporter (an older one, for a before and after).
+# of the exporter (an older one, for a before and after). HOSTILE_ROWS picks the inputs (default
+# "cgroups names descriptors overlays"). A descriptor row the host's limits forbid (RLIMIT_NOFILE's
+# hard limit without CAP_SYS_RESOURCE, fs.nr_open) is printed as not run, with the limit found.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${HOSTILE_BIN:-$top/exporter/cachestat_exporter}
@@ -18,8 +20,20 @@ py=/usr/bin/python3
 export LC_ALL=C
 
 [ "$(id -u)" -eq 0 ] || { echo "hostile.sh: needs root (chown, a tmpfs, descriptor limits)" >&2; exit 1; }
-[ -x /usr/bin/time ] || { echo "hostile.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
-make -s -C "$top/exporter" >/dev/null || exit 1
+# time(1), else BusyBox's (the e2e guest has busybox-static, not time), whose %M (1.35) takes
+# ru_maxrss, already in KiB, for pages: its peak RSS is divided back
+rss_div=1
+if [ -x /usr/bin/time ]; then
+	timer=(/usr/bin/time)
+elif command -v busybox >/dev/null; then
+	timer=(busybox time)
+	rss_div=$(($(getconf PAGESIZE) / 1024))
+else
+	echo "hostile.sh: needs /usr/bin/time (apt-get install time) or busybox" >&2
+	exit 1
+fi
+# HOSTILE_BIN is run as it is (in the e2e guest there is no compiler)
+[ -n "${HOSTILE_BIN:-}" ] || make -s -C "$top/exporter" >/dev/null || exit 1
 
 work=$(mktemp -d /tmp/cse-hostile.XXXXXX)
 holder=
@@ -64,38 +78,49 @@ EOF
 
 # measure WHAT VALUE: one --once over the tree (and the flags of measure_args); a row of the table
 measure_args=()
+rows=" ${HOSTILE_ROWS:-cgroups names descriptors overlays} "
+row() { [[ $rows == *" $1 "* ]]; }
+# not_run WHAT VALUE WHY: the row of an input this host cannot give, and why
+not_run() { printf '| %-34s | %9s | not run: %s |\n' "$1" "$2" "$3"; }
 measure() {
 	local u s rss
-	/usr/bin/time -f '%U %S %M %e' -o "$work/time" "$bin" --once --path.cgroupfs="$work/t/tree" \
+	"${timer[@]}" -f '%U %S %M %e' -o "$work/time" "$bin" --once --path.cgroupfs="$work/t/tree" \
 		"${measure_args[@]}" >"$work/out.prom" 2>"$work/err"
 	read -r u s rss _ <"$work/time"
 	printf '| %-34s | %9s | %8.2f | %9s | %12s | %7s |\n' "$1" "$2" \
-		"$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')" "$((rss / 1024))" \
+		"$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')" "$((rss / rss_div / 1024))" \
 		"$(wc -c <"$work/out.prom")" "$(grep -c '^cachestat_cgroup_info{' "$work/out.prom")"
 }
 
 printf '| %-34s | %9s | %8s | %9s | %12s | %7s |\n' input value "CPU s" "RSS MiB" "bytes" cgroups
 printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..36})" "-----------" "----------" \
 	"-----------" "--------------" "---------"
-for n in 100 1000 2000 5000 10000 20000; do
-	tree "$n" 16 root
-	measure "cgroups, root's (node cap 10000)" "$n"
-done
-for n in 100 1000 2000 5000 10000 20000; do
-	tree "$n" 16 nobody
-	measure "cgroups, delegated (owner cap 1000)" "$n"
-done
-for len in 16 64 128 255; do
-	tree 1000 "$len" root
-	measure "name bytes of 0xff, 1000 cgroups" "$len"
-done
+if row cgroups; then
+	for n in 100 1000 2000 5000 10000 20000; do
+		tree "$n" 16 root
+		measure "cgroups, root's (node cap 10000)" "$n"
+	done
+	for n in 100 1000 2000 5000 10000 20000; do
+		tree "$n" 16 nobody
+		measure "cgroups, delegated (owner cap 1000)" "$n"
+	done
+fi
+if row names; then
+	for len in 16 64 128 255; do
+		tree 1000 "$len" root
+		measure "name bytes of 0xff, 1000 cgroups" "$len"
+	done
+fi
 
 # the descriptors of one process: one file, dup'ed N times
-sysctl -q -w fs.nr_open=1100000 || echo "  (fs.nr_open not raised: 1,000,000 descriptors may fail)"
+row descriptors || run_descriptors=false
+[ "${run_descriptors:-true}" = false ] || sysctl -q -w fs.nr_open=1100000 2>/dev/null ||
+	echo "  (fs.nr_open not raised: it stays $(cat /proc/sys/fs/nr_open))"
 head -c 65536 /dev/urandom >"$work/held"
 # the default cap (limits.max_descriptors_per_process, 100,000), then one of 5,000: flat above it
 printf '{ "limits": { "max_descriptors_per_process": 5000 } }\n' >"$work/cap.json"
 for run in "1 1000 10000 19000 100000 1000000" "cap 1000 5000 10000 19000"; do
+	[ "${run_descriptors:-true}" = false ] && break
 	label="descriptors of one process"
 	measure_args=()
 	if [ "${run%% *}" = cap ]; then
@@ -106,8 +131,12 @@ for run in "1 1000 10000 19000 100000 1000000" "cap 1000 5000 10000 19000"; do
 	for n in $run; do
 		# raising the hard limit needs CAP_SYS_RESOURCE (a container may not have it)
 		if [ $((n + 64)) -gt "$(ulimit -Hn)" ] && ! (ulimit -Hn $((n + 64))) 2>/dev/null; then
-			printf '| %-34s | %9s | %s |\n' "$label" "$n" \
-				"not run: RLIMIT_NOFILE's hard limit is $(ulimit -Hn), and raising it needs CAP_SYS_RESOURCE"
+			not_run "$label" "$n" \
+				"RLIMIT_NOFILE's hard limit is $(ulimit -Hn), and raising it needs CAP_SYS_RESOURCE"
+			continue
+		fi
+		if [ $((n + 64)) -gt "$(cat /proc/sys/fs/nr_open)" ]; then
+			not_run "$label" "$n" "fs.nr_open is $(cat /proc/sys/fs/nr_open), and it could not be raised"
 			continue
 		fi
 		"$py" - "$work/held" "$n" "$work/ready" <<'EOF' &
@@ -121,7 +150,18 @@ open(ready, 'w').close()
 signal.pause()
 EOF
 		holder=$!
-		for _ in $(seq 600); do [ -e "$work/ready" ] && break; sleep 0.1; done
+		for _ in $(seq 600); do
+			[ -e "$work/ready" ] || kill -0 "$holder" 2>/dev/null || break
+			[ -e "$work/ready" ] && break
+			sleep 0.1
+		done
+		if ! [ -e "$work/ready" ]; then
+			not_run "$label" "$n" "the holder could not open $n descriptors in 60 s (limits: $(ulimit -Hn) hard, fs.nr_open $(cat /proc/sys/fs/nr_open))"
+			kill "$holder" 2>/dev/null
+			wait "$holder" 2>/dev/null
+			holder=
+			continue
+		fi
 		rm -f "$work/ready"
 		tree 100 16 root "$holder"
 		measure "$label" "$n"
@@ -132,7 +172,7 @@ EOF
 done
 measure_args=()
 
-if [ -x "$top/tests/bench/hostile-overlays.sh" ]; then
+if row overlays && [ -x "$top/tests/bench/hostile-overlays.sh" ]; then
 	echo
 	"$top/tests/bench/hostile-overlays.sh"
 fi

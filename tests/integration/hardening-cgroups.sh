@@ -5,7 +5,8 @@
 # that are not UTF-8. The scan keeps root's cgroups and cuts the tenant's subtree at its owner's
 # share (--scan.max-cgroups-per-owner), counts it and logs it once; each label is cut to a
 # bounded length with a SHA-256 suffix (checked against sha256sum); empty cgroups have no
-# cachestat series; a body over --web.max-body-bytes is cut and counted.
+# cachestat series; a body over --web.max-body-bytes is cut and counted, the JSON of --once
+# --format=json as the text.
 # Ends with "N passed, N failed, N skipped" (tests/lib/tap.sh).
 set -uo pipefail
 # shellcheck source=tests/integration/lib-hardening.sh
@@ -114,6 +115,19 @@ eq "the families after the cut are there" \
 	"$(val 'cachestat_scrape_collector_success{collector="cachestat"}' "$work/body.prom")" 1
 [ -z "$(tail -c 1 "$work/body.prom" | tr -d '\n')" ] && pass "the cut body ends in whole lines" ||
 	fail "the cut body ends inside a line"
+
+# ==== the body cap bites on the JSON of --once --format=json as well ====
+"$bin" --once --format=json --path.cgroupfs="$sub" --web.max-body-bytes=65536 >"$work/body.json" \
+	2>"$work/body-json.err"
+bytes=$(wc -c <"$work/body.json")
+[ "$bytes" -le 65536 ] && pass "json: body cut at --web.max-body-bytes ($bytes bytes)" ||
+	fail "json: body of $bytes bytes over --web.max-body-bytes=65536"
+eq "json: valid, whole cgroups kept, the cut counted" "$("$py" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(len(d["cgroups"]) > 0 and all("cgroup" in c for c in d["cgroups"]), d.get("body_truncated_total"))
+' "$work/body.json" 2>&1)" "True 1"
+eq "json: the cut logged" "$(grep -c 'body cut at --web.max-body-bytes' "$work/body-json.err")" 1
 
 # ==== the daemon: the cap logged once, not per scan; the counter climbs ====
 if start_exporter --path.cgroupfs="$sub" --scan.max-cgroups-per-owner="$share"; then

@@ -6,7 +6,9 @@
 # absolute or a relative path (the overlay excluded for its layer's type); a stopped FUSE mount
 # that is not excluded: scrapes answered within their timeout with the last snapshot, the scans
 # after the stuck one skip the mount (quarantine, mount_stuck, logged once) and end, all
-# recovers on SIGCONT. HOSTILE_CASES="fuse" runs the first case alone (and the last).
+# recovers on SIGCONT; a stopped FUSE mount inside a walked directory: judged and skipped before
+# any open, the rest of the directory reported, the directory's own mount never quarantined.
+# HOSTILE_CASES="fuse" runs the first case alone (and the last).
 # Ends with "N passed, N failed, N skipped" (tests/lib/tap.sh).
 set -uo pipefail
 # shellcheck source=tests/integration/lib-hardening.sh
@@ -96,6 +98,79 @@ hostile_fuse_overlay() {
 	wait "$bindfs_pid" 2>/dev/null
 }
 
+# series_value SERIES FILE: the value of one series named with its labels (a path holds '/')
+series_value() { awk -v k="$1" 'index($0, k " ") == 1 { print substr($0, length(k) + 2); exit }' "$2"; }
+
+# A stopped allow_other FUSE mount inside a directory the config walks: the walk judges the mount
+# before it opens it (statx asks FUSE nothing), skips it for its fs type and reads the rest of
+# the directory, in --once as in the daemon, whose later scans must not quarantine the
+# directory's own mount (the walk used to wait in an open of the mount's root, inside the
+# directory's mount). The scan's deadline is 2 s; a hung open is killed after 20.
+hostile_fuse_walk() {
+	local d=$work/fw src=$work/fw-src bindfs_pid rc took start a b n i
+	if ! command -v bindfs >/dev/null; then skip "FUSE in a walk" "bindfs is not installed (exporter/deps.txt)"; return; fi
+	hostile_tree fusewalk || { fail "FUSE in a walk: no cgroup"; return; }
+	mkdir -p "$d/sub" "$d/mnt" "$src"
+	head -c 65536 /dev/urandom >"$src/data"
+	head -c 40960 /dev/urandom >"$d/a.dat"
+	head -c 24576 /dev/urandom >"$d/sub/b.dat"
+	chmod -R a+rX "$d"
+	bindfs -f -o allow_other "$src" "$d/mnt" 2>"$work/fw-bindfs.err" &
+	bindfs_pid=$!
+	for _ in $(seq 100); do [ -e "$d/mnt/data" ] && break; sleep 0.05; done
+	if ! [ -e "$d/mnt/data" ]; then
+		fail "FUSE in a walk: bindfs did not mount"
+		kill "$bindfs_pid"
+		hostile_cleanup
+		return
+	fi
+	cat "$d/a.dat" "$d/sub/b.dat" "$d/mnt/data" >/dev/null
+	a=$(fincore -b -n -o RES "$d/a.dat" | tr -d ' ') b=$(fincore -b -n -o RES "$d/sub/b.dat" | tr -d ' ')
+	printf '{ "per_file_top": 100, "cgroups": [ { "match": "/", "paths": ["%s"] } ], "limits": { "max_scan_seconds": 2 } }\n' \
+		"$d" >"$work/fw.json"
+	kill -STOP "$bindfs_pid"
+	sleep 1.2 # past FUSE's attribute timeout (1 s): a stat of the mount's root now asks the daemon
+	start=$(date +%s%N)
+	timeout -k 2 20 "$bin" --once --path.cgroupfs="$sub" --config.file="$work/fw.json" \
+		--collector.perfile.families=cached >"$work/fw.prom" 2>"$work/fw.log"
+	rc=$?
+	took=$((($(date +%s%N) - start) / 1000000))
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] || [ "$took" -ge 4000 ]; then
+		fail "FUSE in a walk: the scan did not end inside its 2 s deadline (${took} ms, exit $rc)"
+	else
+		pass "FUSE in a walk: the scan ends inside its deadline (${took} ms, exit $rc)"
+	fi
+	eq "FUSE in a walk: the directory's file is reported with fincore's bytes" \
+		"$(series_value "cachestat_file_cached_bytes{cgroup=\"/\",path=\"$d/a.dat\"}" "$work/fw.prom")" "$a"
+	eq "FUSE in a walk: its subdirectory's file too" \
+		"$(series_value "cachestat_file_cached_bytes{cgroup=\"/\",path=\"$d/sub/b.dat\"}" "$work/fw.prom")" "$b"
+	eq "FUSE in a walk: the FUSE mount is skipped for its fs type" \
+		"$(metric 'cachestat_files_skipped_total{reason="fs_type"}' "$work/fw.prom")" 1
+	grep -q "path=\"$d/mnt" "$work/fw.prom" && fail "FUSE in a walk: a file on FUSE was reported" ||
+		pass "FUSE in a walk: nothing on FUSE is reported"
+	if start_exporter --path.cgroupfs="$sub" --config.file="$work/fw.json" \
+		--collector.perfile.families=cached; then
+		for i in 1 2 3 4; do
+			curl -s -m 8 -H 'X-Prometheus-Scrape-Timeout-Seconds: 6' -o "$work/fw-d$i.prom" "$base/metrics"
+			sleep 1.5
+		done
+		n=$(metric 'cachestat_files_skipped_total{reason="mount_stuck"}' "$work/fw-d4.prom")
+		eq "FUSE in a walk: daemon: the directory's own mount is not quarantined (mount_stuck)" "${n:-missing}" 0
+		grep -q 'has not answered a call' "$log" && fail "FUSE in a walk: daemon: a mount was quarantined" ||
+			pass "FUSE in a walk: daemon: no mount quarantined over 4 scans"
+		eq "FUSE in a walk: daemon: the directory's file is still reported" \
+			"$(series_value "cachestat_file_cached_bytes{cgroup=\"/\",path=\"$d/a.dat\"}" "$work/fw-d4.prom")" "$a"
+		kill -0 "$exporter_pid" 2>/dev/null && pass "FUSE in a walk: daemon: still running" ||
+			fail "FUSE in a walk: daemon: the exporter died"
+		stop_exporter
+	fi
+	kill -CONT "$bindfs_pid"
+	hostile_cleanup
+	fusermount -u "$d/mnt" 2>/dev/null || umount -l "$d/mnt" 2>/dev/null
+	kill "$bindfs_pid" 2>/dev/null
+	wait "$bindfs_pid" 2>/dev/null
+}
+
 # A FUSE file system (bindfs) whose daemon is stopped while a process holds a file in it
 # open and the config names it: scrapes answer within their timeout with the last complete
 # snapshot, the hung scan is left behind (at most two scanner threads), the scans after it skip
@@ -181,7 +256,7 @@ hard_hung_fuse() {
 }
 
 if hostile_ready; then
-	for t in ${HOSTILE_CASES:-fuse fuse_overlay}; do "hostile_$t"; done
+	for t in ${HOSTILE_CASES:-fuse fuse_overlay fuse_walk}; do "hostile_$t"; done
 fi
 hard_hung_fuse
 stop_exporter

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Rendering: label escaping (quotes, backslashes, newlines, bytes that are not UTF-8) and a
- * known snapshot rendered to the golden files in golden/. UPDATE_GOLDEN=1 rewrites them.
+ * known snapshot rendered to the golden files in golden/. UPDATE_GOLDEN=1 rewrites them. The
+ * JSON body capped as the text is.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -327,6 +328,81 @@ static void test_mincore_absent(void **state)
 	free(buf);
 }
 
+/* n cgroups of long names, each with its memory.stat file: a body of about n KB in JSON. */
+static struct snapshot *many_snapshot(size_t n)
+{
+	struct snapshot *s = registry_snapshot_new();
+
+	assert_non_null(s);
+	s->abi = PAGECACHE_ABI_MAINLINE;
+	s->n_cgroups = n;
+	s->cgroups = calloc(n, sizeof(*s->cgroups));
+	assert_non_null(s->cgroups);
+	for (size_t i = 0; i < n; i++) {
+		struct memstat_cgroup *ms = set_data(&s->cgroups[i], "memstat", sizeof(*ms));
+
+		assert_true(asprintf(&s->cgroups[i].name, "/tenant/%0200zu", i) > 0);
+		ms->memstat.present = 1u << MEMSTAT_FILE;
+		ms->memstat.value[MEMSTAT_FILE] = 4096 * i;
+	}
+	set_collector(s, "memstat", (struct snap_collector){ true, true, true, 0.1, NULL });
+	return s;
+}
+
+/* The JSON body in max bytes (0: no cap); the cut said in *ret_cut; parsed into *ret_root. */
+static size_t render_json_capped(struct snapshot *s, size_t max, uint64_t cut_before,
+				 bool *ret_cut, json_t **ret_root)
+{
+	const struct render_meta meta = { "1.2.3", "abcdef" };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	json_error_t err;
+
+	assert_non_null(f);
+	assert_int_equal(render_json_limited(f, s, &meta, max ? max : SIZE_MAX, cut_before, ret_cut), 0);
+	fclose(f);
+	*ret_root = json_loads(buf, 0, &err);
+	if (!*ret_root)
+		fail_msg("the body is not JSON: %s (line %d)", err.text, err.line);
+	free(buf);
+	return len;
+}
+
+/*
+ * --web.max-body-bytes caps the JSON body as it caps the text: whole cgroups while they fit, the
+ * body valid JSON within the cap, the cut counted after cut_before; uncut, everything is there.
+ */
+static void test_json_limited(void **state)
+{
+	struct snapshot *s = many_snapshot(2000);
+	json_t *root;
+	size_t len, kept;
+	bool cut = true;
+
+	(void)state;
+	len = render_json_capped(s, 0, 0, &cut, &root);
+	assert_false(cut);
+	assert_true(len > (512u << 10)); /* over the cap below by far */
+	assert_int_equal(json_array_size(json_object_get(root, "cgroups")), 2000);
+	assert_int_equal(json_integer_value(json_object_get(root, "body_truncated_total")), 0);
+	json_decref(root);
+
+	len = render_json_capped(s, 128u << 10, 5, &cut, &root);
+	assert_true(cut);
+	assert_true(len <= (128u << 10));
+	kept = json_array_size(json_object_get(root, "cgroups"));
+	/* most of the room is used: about 300 bytes a cgroup, 96 KiB before the tail's 32 */
+	assert_true(kept > 250 && kept < 2000);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(root, "cgroups"), kept - 1), "cgroup")),
+			    s->cgroups[kept - 1].name);
+	assert_int_equal(json_integer_value(json_object_get(root, "body_truncated_total")), 6);
+	assert_non_null(json_object_get(root, "collectors"));
+	json_decref(root);
+	snapshot_unref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -337,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_golden_json),
 		cmocka_unit_test(test_abi_none),
 		cmocka_unit_test(test_mincore_absent),
+		cmocka_unit_test(test_json_limited),
 	};
 
 	return cmocka_run_group_tests_name("render", tests, NULL, NULL);
