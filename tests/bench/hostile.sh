@@ -10,11 +10,20 @@
 # mkdir in a real cgroupfs costs 30 ms a cgroup here, the exporter's own cost is what is measured.
 # Then tests/bench/hostile-overlays.sh (the mount side), when it is there and executable.
 # Needs root (chown, the tmpfs, the descriptor limits). HOSTILE_BIN=PATH measures another build
-# of the exporter (an older one, for a before and after).
+# of the exporter (an older one, for a before and after). Other rows (the smoke run of
+# tests/bench/smoke.sh takes the smallest of each): HOSTILE_CGROUPS="100 1000" (both cgroup rows),
+# HOSTILE_NAME_BYTES="16 255", HOSTILE_FDS="1 1000" (descriptors under the default cap),
+# HOSTILE_FDS_CAPPED="1000 5000" (under a cap of 5000), and hostile-overlays.sh's OVERLAYS.
+# Exits 1 when a scan fails (a row of a run that did not happen is no figure), or with
+# hostile-overlays.sh's status.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${HOSTILE_BIN:-$top/exporter/cachestat_exporter}
 py=/usr/bin/python3
+cgroup_rows=${HOSTILE_CGROUPS:-100 1000 2000 5000 10000 20000}
+name_rows=${HOSTILE_NAME_BYTES:-16 64 128 255}
+fd_rows=${HOSTILE_FDS:-1 1000 10000 19000 100000 1000000}
+fd_capped_rows=${HOSTILE_FDS_CAPPED:-1000 5000 10000 19000}
 export LC_ALL=C
 
 [ "$(id -u)" -eq 0 ] || { echo "hostile.sh: needs root (chown, a tmpfs, descriptor limits)" >&2; exit 1; }
@@ -66,8 +75,11 @@ EOF
 measure_args=()
 measure() {
 	local u s rss
-	/usr/bin/time -f '%U %S %M %e' -o "$work/time" "$bin" --once --path.cgroupfs="$work/t/tree" \
-		"${measure_args[@]}" >"$work/out.prom" 2>"$work/err"
+	if ! /usr/bin/time -f '%U %S %M %e' -o "$work/time" "$bin" --once --path.cgroupfs="$work/t/tree" \
+		"${measure_args[@]}" >"$work/out.prom" 2>"$work/err"; then
+		echo "hostile.sh: the scan of the row '$1' $2 failed: $(tail -n 3 "$work/err" "$work/time")" >&2
+		exit 1
+	fi
 	read -r u s rss _ <"$work/time"
 	printf '| %-34s | %9s | %8.2f | %9s | %12s | %7s |\n' "$1" "$2" \
 		"$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')" "$((rss / 1024))" \
@@ -77,15 +89,15 @@ measure() {
 printf '| %-34s | %9s | %8s | %9s | %12s | %7s |\n' input value "CPU s" "RSS MiB" "bytes" cgroups
 printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..36})" "-----------" "----------" \
 	"-----------" "--------------" "---------"
-for n in 100 1000 2000 5000 10000 20000; do
+for n in $cgroup_rows; do
 	tree "$n" 16 root
 	measure "cgroups, root's (node cap 10000)" "$n"
 done
-for n in 100 1000 2000 5000 10000 20000; do
+for n in $cgroup_rows; do
 	tree "$n" 16 nobody
 	measure "cgroups, delegated (owner cap 1000)" "$n"
 done
-for len in 16 64 128 255; do
+for len in $name_rows; do
 	tree 1000 "$len" root
 	measure "name bytes of 0xff, 1000 cgroups" "$len"
 done
@@ -95,7 +107,7 @@ sysctl -q -w fs.nr_open=1100000 || echo "  (fs.nr_open not raised: 1,000,000 des
 head -c 65536 /dev/urandom >"$work/held"
 # the default cap (limits.max_descriptors_per_process, 100,000), then one of 5,000: flat above it
 printf '{ "limits": { "max_descriptors_per_process": 5000 } }\n' >"$work/cap.json"
-for run in "1 1000 10000 19000 100000 1000000" "cap 1000 5000 10000 19000"; do
+for run in "$fd_rows" "cap $fd_capped_rows"; do
 	label="descriptors of one process"
 	measure_args=()
 	if [ "${run%% *}" = cap ]; then
