@@ -27,10 +27,8 @@ for tool in "$triplet-gcc" apt-get apt-cache dpkg-deb pkg-config; do
 	command -v "$tool" >/dev/null || { echo "build-cross: $tool missing (scripts/deps.txt)" >&2; exit 1; }
 done
 
-# The -dev packages of debian/control's Build-Depends (zlib's too: the exporter links it), and
-# what they depend on, for $arch.
-mapfile -t dev < <(sed -n '/^Build-Depends:/,/^[A-Z]/p' "$top/debian/control" | grep -o 'lib[a-z0-9.+-]*-dev')
-dev+=(zlib1g-dev)
+# The -dev packages of debian/control's Build-Depends, and what they depend on, for $arch.
+mapfile -t dev < <(sed -n '/^Build-Depends:/,/^[A-Z]/p' "$top/debian/control" | grep -oE '[a-z0-9][a-z0-9.+-]*-dev\b')
 apt_arch_init "$out/apt" "$arch"
 # The C library and kernel headers are the cross toolchain's own (libc6-dev-arm64-cross): the
 # architecture's libc6-dev would give the linker scripts with the host's absolute paths.

@@ -12,27 +12,15 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=tests/lib/tap.sh
 . "$top/tests/lib/tap.sh"
-[ "$(id -u)" -eq 0 ] || skip_suite "needs root (debootstrap, chroot)"
-command -v debootstrap >/dev/null || skip_suite "debootstrap missing"
-base=${BUILD_ROOT:-/var/tmp/cachestat_exporter}/chroot
-root=$base/run
-trap 'umount "$root/proc" 2>/dev/null; rm -rf "$root"' EXIT
-
-if [ ! -x "$base/bookworm/usr/bin/apt-get" ]; then
-	mirror=$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
-	[ -n "$mirror" ] || skip_suite "no Debian mirror in /etc/apt/sources.list.d/*.sources"
-	rm -rf "$base/bookworm"
-	mkdir -p "$base"
-	debootstrap --variant=minbase bookworm "$base/bookworm" "$mirror" >"$base/debootstrap.log" 2>&1 ||
-		skip_suite "debootstrap failed (log: $base/debootstrap.log)"
-fi
+# shellcheck source=scripts/lib-chroot.sh
+. "$top/scripts/lib-chroot.sh"
+chroot_check
 if ! deb=$("$top/scripts/build-deb.sh" | tail -n 1); then
 	fail "make deb"
 	finish
 fi
-rm -rf "$root"
-cp -a "$base/bookworm" "$root"
-mount -t proc proc "$root/proc"
+root=$base/run
+chroot_fresh "$root"
 cp "$deb" "$root/tmp/pkg.deb"
 in_root() { chroot "$root" "$@"; }
 # quiet COMMAND...: COMMAND with its output in the chroot's /tmp/log.

@@ -11,7 +11,8 @@
 #  - the unit runs as the user that postinst creates; the DaemonSet names the image of make image;
 #  - `make deb` (scripts/build-deb.sh) builds, lintian reports no error and no warning, and the
 #    .deb holds the binary, the unit, /etc/default as a conffile, the man page; its binary says
-#    the package's version.
+#    the package's version; its example config loads, and its example web config serves
+#    (scripts/check-web-example.sh).
 # One line per check; the last line is "N passed, N failed, N skipped".
 set -uo pipefail
 
@@ -169,6 +170,8 @@ if [ -n "$cg2" ]; then
 else
 	skip "the example config.json loads" "no cgroup2 mount to scan"
 fi
+# The example web config, as the .deb ships it, against the .deb's binary.
+tally scripts/check-web-example.sh "$ex/web-config.yml" "$tmp/root/usr/bin/cachestat_exporter"
 check "the fanotify drop-in is shipped disabled (an example, not under /etc or /lib)" \
 	sh -c "! grep -q 'service.d/fanotify.conf\$' '$tmp/files'"
 check "/etc/default/cachestat-exporter names the example config" \

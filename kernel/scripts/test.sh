@@ -4,8 +4,10 @@
 # (tests/check-parser.sh) and the build's huge-page preload (tests/check-preload.sh), then boots
 # the debug and the release kernel under QEMU (TCG, two NUMA nodes) and runs the seed selftest,
 # the cachestat kselftest, the mainline-form and overlayfs kselftest, the NUMA workingset proof and
-# a kernel-log splat check in each, and checks that a KASAN kernel's checks started. Prints one line
-# per test and ends with "N passed, N failed, N skipped".
+# a kernel-log splat check in each, and checks that a KASAN kernel's checks started; in the
+# release kernel's boot, also make kernel-bench's program at a smoke test's size (the bench suite
+# of run-in-guest.sh), so that a benchmark that broke fails here. Prints one line per test and
+# ends with "N passed, N failed, N skipped".
 #
 # Usage: kernel/scripts/test.sh [VARIANT...]      (default: debug release)
 # Console logs: $BUILD_ROOT/kernel-tests/logs/test-VARIANT.log
@@ -21,6 +23,10 @@ declare -A guard=([release]=900 [debug]=1800 [nofix]=900)
 # The least number of results of each suite of a test-mode guest: the programs' plans. The 32-bit
 # build of the mainline suite runs where the kernel has IA32 emulation and is one skip elsewhere.
 minima="seed=6 kselftest=53 mainline=16 numa=1 dmesg=1"
+# The suites of a boot, when not run-in-guest.sh's default: the benchmark's smoke run in the
+# kernel that make kernel-bench boots (dmesg last, to see what it did to the kernel log).
+declare -A suites=([release]="seed kselftest mainline m32 numa bench dmesg")
+declare -A suite_minima=([release]="bench=3")
 
 pass=0 fail=0 skip=0
 # host_check SCRIPT WHAT: one result for a host-side check of kernel/tests (no kernel, no QEMU).
@@ -52,11 +58,13 @@ for v in "${variants[@]}"; do
 	fi
 	log=$LOG_DIR/test-$v.log
 	hlog "$v: booting $bz (console: $log)"
-	"$TESTS_DIR/qemu-run.sh" "$bz" "$artifacts" "$log" test "${guard[$v]:-900}"
+	cmdline=
+	[ -n "${suites[$v]:-}" ] && cmdline="cachestat.suites=$(echo "${suites[$v]}" | tr ' ' ,)"
+	"$TESTS_DIR/qemu-run.sh" "$bz" "$artifacts" "$log" test "${guard[$v]:-900}" 512 "$cmdline"
 	rc=$?
 	m32=1
 	grep -q '^CONFIG_IA32_EMULATION=y' "$(dirname "$bz")/.config" 2>/dev/null && m32=16
-	parse_run "$v:" "$log" "$rc" "$minima m32=$m32"
+	parse_run "$v:" "$log" "$rc" "$minima m32=$m32 ${suite_minima[$v]:-}"
 	pass=$((pass + RES_PASS)) fail=$((fail + RES_FAIL)) skip=$((skip + RES_SKIP))
 	# A KASAN kernel whose checks never started would pass every test above without checking anything.
 	# grep reads the whole section (no -q): under pipefail, a grep that quits at the match could make the

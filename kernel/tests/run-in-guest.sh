@@ -10,7 +10,9 @@
 #                (test_cachestat_mainline: mainline's call form, overlayfs), m32 (the same program
 #                built with -m32, run as a compat task; skipped on a kernel without
 #                CONFIG_IA32_EMULATION), numa (the NUMA workingset proof), dmesg (no kernel splat
-#                in the log). Default: all six.
+#                in the log). Default: all six. Not by default: bench (cachestat_bench --small:
+#                make kernel-bench's program at a smoke test's size; it must print both files'
+#                figures and their ratios).
 #
 # CACHESTAT_SLOW_DIR: a directory on a slow disk, for the writeback case of the mainline suite
 # (which skips without it).
@@ -22,7 +24,7 @@
 set -u
 
 bindir=$(cd "$(dirname "$0")" && pwd)
-scratch=${1:?usage: run-in-guest.sh SCRATCH_DIR [seed|kselftest|mainline|m32|numa|dmesg]...}
+scratch=${1:?usage: run-in-guest.sh SCRATCH_DIR [seed|kselftest|mainline|m32|numa|bench|dmesg]...}
 shift
 suites=${*:-seed kselftest mainline m32 numa dmesg}
 scratch=$(cd "$scratch" && pwd) || exit 2
@@ -127,6 +129,31 @@ no_ia32() {
 	echo "ok 1 # SKIP 32-bit build of the mainline suite: kernel without CONFIG_IA32_EMULATION"
 }
 
+# The benchmark's smoke run: it exits 0 and prints, for each of its two files, the cachestat
+# and the mincore figures and their ratio, as make kernel-bench's host side reads them.
+bench_smoke() {
+	"$bindir/cachestat_bench" --small "$scratch" >"$tmp/bench" 2>&1
+	rc=$?
+	sed 's/^/# /' "$tmp/bench"
+	if [ "$rc" -eq 0 ]; then
+		echo "ok 1 cachestat_bench --small exits 0"
+	else
+		echo "not ok 1 cachestat_bench --small exits 0 (exit $rc)"
+	fi
+	n=1
+	for file in sparse_1gib cached_64mib; do
+		n=$((n + 1))
+		if grep -Eq "^bench: ${file}_cachestat_s [0-9]+\.[0-9]+\$" "$tmp/bench" &&
+			grep -Eq "^bench: ${file}_mincore_s [0-9]+\.[0-9]+\$" "$tmp/bench" &&
+			grep -Eq "^bench: ${file}_ratio [0-9]+(\.[0-9]+)?\$" "$tmp/bench"; then
+			echo "ok $n $file: cachestat and mincore figures and their ratio"
+		else
+			echo "not ok $n $file: cachestat and mincore figures and their ratio"
+		fi
+	done
+	[ "$rc" -eq 0 ]
+}
+
 check_dmesg() {
 	if dmesg >"$tmp/dmesg" 2>&1; then
 		if grep -E "$splat_re" "$tmp/dmesg" >"$tmp/splats"; then
@@ -172,6 +199,7 @@ for suite in $suites; do
 				${CACHESTAT_SLOW_DIR:+"$CACHESTAT_SLOW_DIR"}
 		fi ;;
 	numa) run_suite numa 1 "$bindir/numa_refault" "$scratch" ;;
+	bench) run_suite bench 3 bench_smoke ;;
 	dmesg) run_suite dmesg 1 check_dmesg ;;
 	*) echo "# unknown suite $suite"; total=$((total + 1)) failed=$((failed + 1)) ;;
 	esac

@@ -50,15 +50,19 @@ printf '| %-9s | %8s | %8s | %9s | %12s | %-22s |\n' overlays mounts "CPU s" "RS
 	"mounts capped (cap)"
 printf '|%s|%s|%s|%s|%s|%s|\n' "-----------" "----------" "----------" "-----------" \
 	"--------------" "------------------------"
+status=0
 for n in $rows; do
 	for _ in $(seq 6000); do [ -s "$work/mb/ready" ] && break; sleep 0.1; done
 	made=$(awk '{ print $2 }' "$work/mb/ready" 2>/dev/null)
-	[ "${made:-0}" -eq "$n" ] || { echo "the bomb stopped at ${made:-0} overlays:"; cat "$work/bomb.err"; break; }
+	[ "${made:-0}" -eq "$n" ] || { echo "the bomb stopped at ${made:-0} overlays:"; cat "$work/bomb.err"; status=1; break; }
 	pid=$(pgrep -P "$bomb" | head -n 1)
 	pid=${pid:-$bomb}
 	echo "$pid" >"$work/t/tree/tenant/cgroup.procs"
-	/usr/bin/time -f '%U %S %M' -o "$work/time" "$bin" --once --path.cgroupfs="$work/t/tree" \
-		>"$work/out.prom" 2>"$work/err"
+	if ! /usr/bin/time -f '%U %S %M' -o "$work/time" "$bin" --once --path.cgroupfs="$work/t/tree" \
+		>"$work/out.prom" 2>"$work/err"; then
+		echo "hostile-overlays.sh: the scan with $n overlays failed: $(tail -n 3 "$work/err" "$work/time")" >&2
+		exit 1
+	fi
 	read -r u s rss <"$work/time"
 	capped=$(awk -F'[{}" ]+' '/^cachestat_scan_mounts_capped_total\{/ && $NF > 0 { printf "%s%s=%s", sep, $3, $NF; sep = "," }' "$work/out.prom")
 	printf '| %9s | %8s | %8.2f | %9s | %12s | %-22s |\n' "$n" "$(wc -l <"/proc/$pid/mountinfo")" \
@@ -67,3 +71,5 @@ for n in $rows; do
 		"${capped:-none}"
 	rm -f "$work/mb/ready"
 done
+# the rows up to where the bomb stopped are printed; the run still failed
+exit $status

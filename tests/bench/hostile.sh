@@ -13,9 +13,18 @@
 # of the exporter (an older one, for a before and after). HOSTILE_ROWS picks the inputs (default
 # "cgroups names descriptors overlays"). A descriptor row the host's limits forbid (RLIMIT_NOFILE's
 # hard limit without CAP_SYS_RESOURCE, fs.nr_open) is printed as not run, with the limit found.
+# The sizes of each row (the smoke run of tests/bench/smoke.sh takes the smallest of each):
+# HOSTILE_CGROUPS="100 1000" (both cgroup rows), HOSTILE_NAME_BYTES="16 255", HOSTILE_FDS="1 1000"
+# (descriptors under the default cap), HOSTILE_FDS_CAPPED="1000 5000" (under a cap of 5000), and
+# hostile-overlays.sh's OVERLAYS. Exits 1 when a scan fails (a row of a run that did not happen is
+# no figure), or with hostile-overlays.sh's status.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${HOSTILE_BIN:-$top/exporter/cachestat_exporter}
+cgroup_rows=${HOSTILE_CGROUPS:-100 1000 2000 5000 10000 20000}
+name_rows=${HOSTILE_NAME_BYTES:-16 64 128 255}
+fd_rows=${HOSTILE_FDS:-1 1000 10000 19000 100000 1000000}
+fd_capped_rows=${HOSTILE_FDS_CAPPED:-1000 5000 10000 19000}
 py=/usr/bin/python3
 export LC_ALL=C
 
@@ -84,8 +93,11 @@ row() { [[ $rows == *" $1 "* ]]; }
 not_run() { printf '| %-34s | %9s | not run: %s |\n' "$1" "$2" "$3"; }
 measure() {
 	local u s rss
-	"${timer[@]}" -f '%U %S %M %e' -o "$work/time" "$bin" --once --path.cgroupfs="$work/t/tree" \
-		"${measure_args[@]}" >"$work/out.prom" 2>"$work/err"
+	if ! "${timer[@]}" -f '%U %S %M %e' -o "$work/time" "$bin" --once --path.cgroupfs="$work/t/tree" \
+		"${measure_args[@]}" >"$work/out.prom" 2>"$work/err"; then
+		echo "hostile.sh: the scan of the row '$1' $2 failed: $(tail -n 3 "$work/err" "$work/time")" >&2
+		exit 1
+	fi
 	read -r u s rss _ <"$work/time"
 	printf '| %-34s | %9s | %8.2f | %9s | %12s | %7s |\n' "$1" "$2" \
 		"$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')" "$((rss / rss_div / 1024))" \
@@ -96,17 +108,17 @@ printf '| %-34s | %9s | %8s | %9s | %12s | %7s |\n' input value "CPU s" "RSS MiB
 printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..36})" "-----------" "----------" \
 	"-----------" "--------------" "---------"
 if row cgroups; then
-	for n in 100 1000 2000 5000 10000 20000; do
+	for n in $cgroup_rows; do
 		tree "$n" 16 root
 		measure "cgroups, root's (node cap 10000)" "$n"
 	done
-	for n in 100 1000 2000 5000 10000 20000; do
+	for n in $cgroup_rows; do
 		tree "$n" 16 nobody
 		measure "cgroups, delegated (owner cap 1000)" "$n"
 	done
 fi
 if row names; then
-	for len in 16 64 128 255; do
+	for len in $name_rows; do
 		tree 1000 "$len" root
 		measure "name bytes of 0xff, 1000 cgroups" "$len"
 	done
@@ -119,7 +131,7 @@ row descriptors || run_descriptors=false
 head -c 65536 /dev/urandom >"$work/held"
 # the default cap (limits.max_descriptors_per_process, 100,000), then one of 5,000: flat above it
 printf '{ "limits": { "max_descriptors_per_process": 5000 } }\n' >"$work/cap.json"
-for run in "1 1000 10000 19000 100000 1000000" "cap 1000 5000 10000 19000"; do
+for run in "$fd_rows" "cap $fd_capped_rows"; do
 	[ "${run_descriptors:-true}" = false ] && break
 	label="descriptors of one process"
 	measure_args=()

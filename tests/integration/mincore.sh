@@ -18,44 +18,14 @@ bin=${CACHESTAT_EXPORTER:-$top/exporter/cachestat_exporter}
 mib=$((1 << 20))
 # shellcheck source=tests/lib/tap.sh
 . "$top/tests/lib/tap.sh"
+# shellcheck source=tests/integration/lib-subtree.sh
+. "$top/tests/integration/lib-subtree.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-	skip_suite "needs root to mount overlayfs and make cgroups"
-fi
-for tool in jq busybox fincore vmtouch setpriv python3 curl; do
-	if ! command -v "$tool" >/dev/null; then
-		skip_suite "$tool is not installed (tests/integration/deps.txt)"
-	fi
-done
-cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-parent=$cg2/cse-mc-$$
-if [ -z "$cg2" ] || ! mkdir "$parent" 2>/dev/null; then
-	skip_suite "no writable cgroup v2"
-fi
+subtree_setup mc jq busybox fincore vmtouch setpriv python3 curl
 ps=$(getconf PAGESIZE)
-
-work=$(mktemp -d /var/tmp/cse-mc.XXXXXX)
 chmod 755 "$work"
-mounts=() holders=()
-cleanup() {
-	local p m
-	stop_exporter
-	for p in "${holders[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${holders[@]}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.05; done; done
-	for m in "${mounts[@]}"; do umount "$m" 2>/dev/null || true; done
-	for m in "$parent"/*/; do [ -d "$m" ] && rmdir "$m" 2>/dev/null; done
-	rmdir "$parent" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
 
-if [ ! -x "$bin" ]; then
-	make -s -C "$top/exporter" >/dev/null
-fi
-
-# ---- helpers ----
-res() { fincore -b -n -o RES "$1" | tr -d ' '; } # cached bytes, oracle one
+# ---- helpers ---- (ovmount, res, oracle one, and file_cached: lib-subtree.sh)
 vmt() { # cached bytes, oracle two: vmtouch's resident pages times the page size
 	local pages
 	pages=$(vmtouch "$1" | sed -n 's|^ *Resident Pages: \([0-9]*\)/.*|\1|p')
@@ -99,10 +69,6 @@ once() { # once OUT [FLAGS...]: a scan of our subtree with the mincore method, a
 	pre=()
 }
 pre=()
-file_cached() { # file_cached JSON CGROUP PATH: the per-file cached bytes, or "absent"
-	jq -r --arg c "/$2" --arg p "$3" '[.cgroups[] | select(.cgroup == $c) | .top_files[]? |
-		select(.path == $p) | .cached_bytes] | if length == 0 then "absent" else .[0] end' "$1"
-}
 skipped() { jq -r --arg r "$2" '.files_skipped_total[$r]' "$1"; }
 # oracles FILE...: fincore's and vmtouch's readings of each file, kept in fin[] and vmt[] as
 # "before after" (each call adds one); they map the file, so they move atime: never between a
@@ -147,14 +113,10 @@ truncate -s 16G "$huge"
 for at in 0 $((5 * 262144 + 17)) $((16 * 262144 - 1)); do
 	dd if=/dev/urandom of="$huge" bs="$ps" count=4 seek="$at" conv=notrunc status=none
 done
-mkdir -p "$work/lo" "$work/up" "$work/wk" "$work/m"
+mkdir -p "$work/lo" "$work/up" "$work/wk"
 head -c $((6 * mib)) /dev/urandom >"$work/lo/lower.bin"
 ovl=ok
-if mount -t overlay overlay -o "lowerdir=$work/lo,upperdir=$work/up,workdir=$work/wk" "$work/m"; then
-	mounts+=("$work/m")
-else
-	ovl=
-fi
+ovmount "$work/m" "lowerdir=$work/lo,upperdir=$work/up,workdir=$work/wk" || ovl=
 for f in "$reg" "$sparse" "$huge" "$work/lo/lower.bin"; do drop "$f"; done
 readat "$reg" 0 1000
 readat "$reg" 1500 3

@@ -23,41 +23,12 @@ bin=${CACHESTAT_EXPORTER:-$top/exporter/cachestat_exporter}
 mib=$((1 << 20))
 # shellcheck source=tests/lib/tap.sh
 . "$top/tests/lib/tap.sh"
+# shellcheck source=tests/integration/lib-subtree.sh
+. "$top/tests/integration/lib-subtree.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-	skip_suite "needs root to mount overlayfs and make cgroups"
-fi
-for tool in jq busybox fincore unshare setpriv python3; do
-	if ! command -v "$tool" >/dev/null; then
-		skip_suite "$tool is not installed (tests/integration/deps.txt)"
-	fi
-done
-cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-parent=$cg2/cse-ov-$$
-if [ -z "$cg2" ] || ! mkdir "$parent" 2>/dev/null; then
-	skip_suite "no writable cgroup v2"
-fi
+subtree_setup ov jq busybox fincore unshare setpriv python3
 
-work=$(mktemp -d /var/tmp/cse-ov.XXXXXX)
-mounts=() holders=()
-cleanup() {
-	local p m
-	for p in "${holders[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${holders[@]}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.05; done; done
-	for m in "${mounts[@]}"; do umount "$m" 2>/dev/null || true; done
-	for m in "$parent"/*/; do [ -d "$m" ] && rmdir "$m" 2>/dev/null; done
-	rmdir "$parent" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-if [ ! -x "$bin" ]; then
-	make -s -C "$top/exporter" >/dev/null
-fi
-
-# ---- helpers ----
-res() { fincore -b -n -o RES "$1" | tr -d ' '; }           # cached bytes, the oracle
+# ---- helpers ---- (ovmount, res, the oracle, and file_cached: lib-subtree.sh)
 # snapshot FILE...: the oracle of each file just before a scan, for near. An earlier scan's readings are
 # forgotten: near compares a file not taken here with fincore now alone, never with an older, wider range.
 declare -A before=()
@@ -77,11 +48,6 @@ near() {
 }
 mkdata() { head -c "$2" /dev/urandom >"$1"; }              # mkdata FILE BYTES
 drop() { python3 -c 'import os,sys; fd=os.open(sys.argv[1],os.O_RDONLY); os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED)' "$1"; }
-ovmount() { # ovmount MERGED OPTIONS: mounts an overlay, remembered for the cleanup
-	mkdir -p "$1"
-	mount -t overlay overlay -o "$2" "$1" || return 1
-	mounts=("$1" "${mounts[@]}")
-}
 xattr() { python3 -c 'import os,sys; print(os.getxattr(sys.argv[1],sys.argv[2]) is not None)' "$1" "$2" 2>/dev/null; }
 # hold NAME COMMAND...: runs COMMAND (which ends up sleeping) in cgroup NAME
 hold() {
@@ -111,10 +77,6 @@ once() { # once OUT [setpriv args]: a scan of our subtree, as JSON
 	shift
 	"$@" "$bin" --once --format=json --path.cgroupfs="$parent" --config.file="$work/config.json" \
 		>"$out" 2>"$out.err" || true
-}
-file_cached() { # file_cached JSON CGROUP PATH: the per-file cached bytes, or "absent"
-	jq -r --arg c "/$2" --arg p "$3" '[.cgroups[] | select(.cgroup == $c) | .top_files[] |
-		select(.path == $p) | .cached_bytes] | if length == 0 then "absent" else .[0] end' "$1"
 }
 cg_field() { jq -r --arg c "/$2" --arg f "$3" '.cgroups[] | select(.cgroup == $c) | .[$f]' "$1"; }
 unresolved() { jq -r '.files_skipped_total.overlay_unresolved' "$1"; }
