@@ -400,24 +400,42 @@ int files_cachestat(struct files_ctx *ctx, const struct pagecache *pc, const str
 }
 
 /*
- * Visits e, or for a file on overlayfs its real file. Whether it is on overlayfs costs an
- * fstatfs() per file, but for the device of the last overlay file (a directory's files come one
- * after another). A device number is given again once its file system is gone: a file taken for
- * an overlay's by its device alone is told apart by its mount, and asked about again.
+ * Whether e is on overlayfs: an fstatfs() per file, but for the device of the last overlay file
+ * (a directory's files come one after another). *ret_memo: said by the device alone.
  */
-int files_visit_open(struct files_ctx *ctx, const struct files_entry *e)
+static bool on_overlay(struct files_ctx *ctx, const struct files_entry *e, bool *ret_memo)
 {
-	bool memo = ctx->overlay_dev && e->st->st_dev == ctx->overlay_dev;
-	int r;
-
-	if (!memo && !overlay_is_overlay(e->fd, e->st))
-		return ctx->visit(ctx, e);
+	*ret_memo = ctx->overlay_dev && e->st->st_dev == ctx->overlay_dev;
+	if (!*ret_memo && !overlay_is_overlay(e->fd, e->st))
+		return false;
 	ctx->overlay_dev = e->st->st_dev;
-	r = visit_overlay(ctx, e, memo);
+	return true;
+}
+
+/*
+ * Visits the real file of e, a file on overlayfs. A device number is given again once its
+ * file system is gone: a file taken for an overlay's by its device alone is told apart by its
+ * mount, and asked about again (-EMEDIUMTYPE: it is not on overlayfs after all).
+ */
+static int visit_on_overlay(struct files_ctx *ctx, const struct files_entry *e, bool memo)
+{
+	int r = visit_overlay(ctx, e, memo);
+
 	if (r != -EMEDIUMTYPE)
 		return r;
 	ctx->overlay_dev = 0;
-	return overlay_is_overlay(e->fd, e->st) ? visit_overlay(ctx, e, false) : ctx->visit(ctx, e);
+	return overlay_is_overlay(e->fd, e->st) ? visit_overlay(ctx, e, false) : -EMEDIUMTYPE;
+}
+
+int files_visit_open(struct files_ctx *ctx, const struct files_entry *e)
+{
+	bool memo;
+	int r;
+
+	if (!on_overlay(ctx, e, &memo))
+		return ctx->visit(ctx, e);
+	r = visit_on_overlay(ctx, e, memo);
+	return r == -EMEDIUMTYPE ? ctx->visit(ctx, e) : r;
 }
 
 /*
@@ -432,9 +450,21 @@ static int visit_reopened(struct files_ctx *ctx, int pfd, const struct stat *st,
 	_cleanup_close_ int fd = -1;
 	struct files_entry e;
 	char name[16];
+	bool memo;
+	int r;
 
 	if (known(ctx, st))
 		return visit_known(ctx, st, path, proc_link);
+	/*
+	 * A file on overlayfs is resolved from the O_PATH descriptor: opening it would have
+	 * overlayfs open its real file too, which the resolver opens again.
+	 */
+	e = (struct files_entry){ .fd = pfd, .st = st, .path = path, .proc_link = proc_link };
+	if (on_overlay(ctx, &e, &memo)) {
+		r = visit_on_overlay(ctx, &e, memo);
+		if (r != -EMEDIUMTYPE)
+			return r;
+	}
 	/*
 	 * A directory descriptor of /proc/thread-self/fd spares a walk of four names per file;
 	 * thread-self, as the scan has a descriptor table of its own (scheduler.c)
@@ -453,7 +483,7 @@ static int visit_reopened(struct files_ctx *ctx, int pfd, const struct stat *st,
 		return 0;
 	}
 	e = (struct files_entry){ .fd = fd, .st = st, .path = path, .proc_link = proc_link };
-	return files_visit_open(ctx, &e);
+	return ctx->visit(ctx, &e);
 }
 
 /*
