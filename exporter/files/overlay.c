@@ -5,12 +5,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
@@ -354,7 +352,7 @@ struct lookup {
 	dev_t *dev_own;   /* dev, when lookup_init() had to fstat the roots */
 	/*
 	 * Per merge layer: the directory reached so far, -1 once the layer is out. A layer root
-	 * (s->fds[i]) is borrowed, never closed; dir_kept: the whole array is a cache's (mount_dir).
+	 * (s->fds[i]) is borrowed, never closed; dir_kept: the array is a kept mount's (mount_lookup()).
 	 */
 	int *dir;
 	bool dir_kept;
@@ -927,7 +925,8 @@ static int open_stack(int procfs_fd, pid_t pid, const struct overlay_layers *ly,
 #endif
 
 /* What a file on overlayfs needs of its statx: overlay_lookup()'s checks. */
-#define OVERLAY_STATX_NEEDED (STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE | STATX_BLOCKS | STATX_MTIME)
+#define OVERLAY_STATX_NEEDED \
+	(STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE | STATX_BLOCKS | STATX_MTIME)
 
 /*
  * One overlay mount of a mount namespace, its layers open: what every file of the mount shares.
