@@ -119,6 +119,8 @@ void files_ctx_done(struct files_ctx *ctx)
 	filecache_done(&ctx->cache);
 	free(ctx->mincore_vec);
 	ctx->mincore_vec = NULL;
+	overlay_cache_free(ctx->overlays);
+	ctx->overlays = NULL;
 	if (ctx->fstypes)
 		fstypes_reset(ctx->fstypes);
 }
@@ -246,35 +248,64 @@ bool files_mount_excluded(struct files_ctx *ctx, int piddir, uint64_t mnt_id)
 }
 
 /*
+ * The real file of e, a file on overlayfs (see overlay_resolve()). A configured path's file is
+ * looked up by the path the exporter opened it by, then, where that fails (a symlink on the
+ * way, a bind mount), by the path the kernel prints for the descriptor, as a process's is.
+ */
+static int resolve_overlay(struct files_ctx *ctx, const struct files_entry *e, int *ret_fd,
+			   struct stat *ret_st)
+{
+	char link[64], name[PATH_MAX];
+	int pid = 0, r = -EXDEV;
+	ssize_t n;
+
+	if (!ctx->overlays) {
+		r = overlay_cache_new(ctx->fstypes ? ctx->fstypes->lim.max_layers
+						   : FSTYPES_DEFAULT_MAX_LAYERS, &ctx->overlays);
+		if (r < 0)
+			return r;
+		r = -EXDEV;
+	}
+	if (e->proc_link && sscanf(e->proc_link, "%d/", &pid) != 1)
+		pid = 0;
+	/* e->st may hold the identity, type and size alone: the resolver stats it whole */
+	if (!e->proc_link && e->path && e->path[0] == '/')
+		r = overlay_resolve(ctx->overlays, ctx->procfs_fd, 0, e->path, e->fd, ret_fd, ret_st);
+	if (r != -EXDEV)
+		return r;
+	snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", e->fd);
+	n = readlink(link, name, sizeof(name) - 1);
+	if (n < 0)
+		return -EXDEV;
+	name[n] = '\0';
+	if (!e->proc_link && e->path && strcmp(name, e->path) == 0)
+		return -EXDEV; /* the same path: no other answer */
+	return overlay_resolve(ctx->overlays, ctx->procfs_fd, pid, name, e->fd, ret_fd, ret_st);
+}
+
+/*
  * A file on overlayfs: cachestat(2) of the overlay inode sees no pages (they are on the real
  * upper or lower inode), so the real file is visited in its place, deduplicated by its own
  * (dev, ino); one that cannot be found for sure is skipped, never counted as a zero.
+ * memo: e was taken for an overlay's by its device alone (-EMEDIUMTYPE: it is not).
  */
-static int visit_overlay(struct files_ctx *ctx, const struct files_entry *e)
+static int visit_overlay(struct files_ctx *ctx, const struct files_entry *e, bool memo)
 {
-	char link[64], name[PATH_MAX];
 	_cleanup_close_ int fd = -1;
 	struct files_entry real = *e;
-	struct stat ovl, st;
-	int pid = 0, r;
-	ssize_t n;
+	struct stat st;
+	int r;
 
-	/* the path as the kernel prints it for our descriptor: the process's, for its files */
-	snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", e->fd);
-	n = readlink(link, name, sizeof(name) - 1);
-	/* e->st may hold the identity, type and size alone; the layers are checked on all of it */
-	if (n < 0 || files_fstat(e->fd, &ovl) < 0) {
-		files_skip(ctx, SKIP_OVERLAY_UNRESOLVED);
-		return 0;
-	}
-	name[n] = '\0';
-	if (e->proc_link && sscanf(e->proc_link, "%d/", &pid) != 1)
-		pid = 0;
-	r = overlay_resolve(ctx->procfs_fd, pid, name, e->fd, &ovl, &fd, &st);
+	r = resolve_overlay(ctx, e, &fd, &st);
 	if (r == -ENOMEM)
 		return r;
+	if (r == -EMEDIUMTYPE && memo)
+		return r;
+	if (r == -E2BIG && ctx->fstypes)
+		ctx->fstypes->capped[FSTYPES_CAP_LAYERS]++;
 	if (r < 0) {
-		files_skip(ctx, r == -ESRCH ? SKIP_VANISHED : SKIP_OVERLAY_UNRESOLVED);
+		files_skip(ctx, r == -ESRCH ? SKIP_VANISHED : r == -E2BIG ? SKIP_MOUNT_CAPPED
+								       : SKIP_OVERLAY_UNRESOLVED);
 		return 0;
 	}
 	r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
@@ -325,11 +356,43 @@ int files_cachestat(struct files_ctx *ctx, const struct pagecache *pc, const str
 	return r;
 }
 
+/*
+ * Whether e is on overlayfs: an fstatfs() per file, but for the device of the last overlay file
+ * (a directory's files come one after another). *ret_memo: said by the device alone.
+ */
+static bool on_overlay(struct files_ctx *ctx, const struct files_entry *e, bool *ret_memo)
+{
+	*ret_memo = ctx->overlay_dev && e->st->st_dev == ctx->overlay_dev;
+	if (!*ret_memo && !overlay_is_overlay(e->fd, e->st))
+		return false;
+	ctx->overlay_dev = e->st->st_dev;
+	return true;
+}
+
+/*
+ * Visits the real file of e, a file on overlayfs. A device number is given again once its
+ * file system is gone: a file taken for an overlay's by its device alone is told apart by its
+ * mount, and asked about again (-EMEDIUMTYPE: it is not on overlayfs after all).
+ */
+static int visit_on_overlay(struct files_ctx *ctx, const struct files_entry *e, bool memo)
+{
+	int r = visit_overlay(ctx, e, memo);
+
+	if (r != -EMEDIUMTYPE)
+		return r;
+	ctx->overlay_dev = 0;
+	return overlay_is_overlay(e->fd, e->st) ? visit_overlay(ctx, e, false) : -EMEDIUMTYPE;
+}
+
 int files_visit_open(struct files_ctx *ctx, const struct files_entry *e)
 {
-	if (overlay_is_overlay(e->fd, e->st))
-		return visit_overlay(ctx, e);
-	return ctx->visit(ctx, e);
+	bool memo;
+	int r;
+
+	if (!on_overlay(ctx, e, &memo))
+		return ctx->visit(ctx, e);
+	r = visit_on_overlay(ctx, e, memo);
+	return r == -EMEDIUMTYPE ? ctx->visit(ctx, e) : r;
 }
 
 /*
@@ -344,9 +407,21 @@ static int visit_reopened(struct files_ctx *ctx, int pfd, const struct stat *st,
 	_cleanup_close_ int fd = -1;
 	struct files_entry e;
 	char name[16];
+	bool memo;
+	int r;
 
 	if (known(ctx, st))
 		return visit_known(ctx, st, path, proc_link);
+	/*
+	 * A file on overlayfs is resolved from the O_PATH descriptor: opening it would have
+	 * overlayfs open its real file too, which the resolver opens again.
+	 */
+	e = (struct files_entry){ .fd = pfd, .st = st, .path = path, .proc_link = proc_link };
+	if (on_overlay(ctx, &e, &memo)) {
+		r = visit_on_overlay(ctx, &e, memo);
+		if (r != -EMEDIUMTYPE)
+			return r;
+	}
 	/*
 	 * A directory descriptor of /proc/thread-self/fd spares a walk of four names per file;
 	 * thread-self, as the scan has a descriptor table of its own (scheduler.c)
@@ -365,7 +440,7 @@ static int visit_reopened(struct files_ctx *ctx, int pfd, const struct stat *st,
 		return 0;
 	}
 	e = (struct files_entry){ .fd = fd, .st = st, .path = path, .proc_link = proc_link };
-	return files_visit_open(ctx, &e);
+	return ctx->visit(ctx, &e);
 }
 
 /*

@@ -44,6 +44,9 @@ struct files_ctx {
 	void *userdata;
 	struct fstypes *fstypes; /* file systems not to touch; NULL: none */
 	struct dircache *dircache; /* the directory listings kept between scans; NULL: none */
+	/* the overlay mounts met (overlay.h), made at the first; freed by files_ctx_done() */
+	struct overlay_cache *overlays;
+	dev_t overlay_dev;              /* the device of the last file found on overlayfs; 0: none */
 
 	struct fileset seen;         /* cleared between cgroups (files_cgroup_begin) */
 	struct filecache cache;      /* the large files' cachestat answers, for the whole scan */

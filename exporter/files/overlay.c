@@ -5,12 +5,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
@@ -350,9 +348,22 @@ static ssize_t dir_xattrs(int fd, bool user, bool *ret_opaque, char *buf, size_t
 
 struct lookup {
 	const struct overlay_stack *s;
-	dev_t *dev; /* of each layer root */
-	int *dir;   /* per merge layer: the directory reached so far, -1 once the layer is out */
+	const dev_t *dev; /* of each layer root */
+	dev_t *dev_own;   /* dev, when lookup_init() had to fstat the roots */
+	/*
+	 * Per merge layer: the directory reached so far, -1 once the layer is out. A layer root
+	 * (s->fds[i]) is borrowed, never closed; dir_kept: the array is a kept mount's (mount_lookup()).
+	 */
+	int *dir;
+	bool dir_kept;
 };
+
+/* Closes a directory the lookup reached, unless it is the layer root it borrows. */
+static void dir_put(const struct lookup *lk, size_t i, int fd)
+{
+	if (fd >= 0 && fd != lk->s->fds[i])
+		close(fd);
+}
 
 /* An entry found for a name, in layer `layer`. */
 struct entry {
@@ -409,16 +420,19 @@ static int step_dir(struct lookup *lk, const char *name)
 	bool stop = false;
 
 	for (size_t i = 0; i < lk->s->n_merge; i++) {
-		_cleanup_close_ int parent = lk->dir[i];
+		int parent = lk->dir[i];
 		struct stat st;
 		ssize_t n;
 		int fd;
 
 		lk->dir[i] = -1;
-		if (stop || (parent < 0 && !abs))
+		if (stop || (parent < 0 && !abs)) {
+			dir_put(lk, i, parent);
 			continue;
+		}
 		fd = abs ? open_below(lk->s->fds[i], lk->dev[i], abs, true, &st)
 			 : open_child(parent, lk->dev[i], rel ? rel : name, true, &st);
+		dir_put(lk, i, parent);
 		if (fd == -ENOENT)
 			continue;
 		if (fd == -ENOTDIR) { /* a whiteout or another non-directory */
@@ -574,91 +588,141 @@ static void add_origin(struct lookup *lk, const struct entry *top, const char *n
 	close(next.fd);
 }
 
-/* Reopens an O_PATH descriptor of a regular file for cachestat, as the same inode. */
-static int reopen(int fd, const struct stat *st, int *ret_fd, struct stat *ret_st)
+/*
+ * Reopens an O_PATH descriptor of a regular file for cachestat (fd_dir: /proc/thread-self/fd
+ * open, or -1). The link resolves to the O_PATH descriptor's own dentry, which we hold: the file
+ * opened is that inode, whose fstat st is, whatever became of its name meanwhile.
+ */
+static int reopen(int fd_dir, int fd, const struct stat *st, int *ret_fd, struct stat *ret_st)
 {
-	_cleanup_close_ int rfd = -1;
 	char proc[64];
-	struct stat rst;
+	int rfd;
 
-	snprintf(proc, sizeof(proc), "/proc/thread-self/fd/%d", fd);
-	rfd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd_dir >= 0) {
+		snprintf(proc, sizeof(proc), "%d", fd);
+		rfd = openat(fd_dir, proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	} else {
+		snprintf(proc, sizeof(proc), "/proc/thread-self/fd/%d", fd);
+		rfd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	}
 	if (rfd < 0)
 		return errno == ENOMEM ? -ENOMEM : -EXDEV;
-	if (fstat(rfd, &rst) < 0 || rst.st_dev != st->st_dev || rst.st_ino != st->st_ino)
-		return -EXDEV;
-	*ret_fd = TAKE_FD(rfd);
-	*ret_st = rst;
+	*ret_fd = rfd;
+	*ret_st = *st;
 	return 0;
 }
 
 static void lookup_done(struct lookup *lk)
 {
-	for (size_t i = 0; lk->dir && i < lk->s->n_merge; i++)
-		closep(&lk->dir[i]);
-	free(lk->dir);
-	free(lk->dev);
+	for (size_t i = 0; lk->dir && !lk->dir_kept && i < lk->s->n_merge; i++)
+		dir_put(lk, i, lk->dir[i]);
+	if (!lk->dir_kept)
+		free(lk->dir);
+	free(lk->dev_own);
 }
 
+/* Starts a lookup at the layer roots (borrowed); their devices are s->dev, else fstat()ed. */
 static int lookup_init(struct lookup *lk, const struct overlay_stack *s)
 {
-	*lk = (struct lookup){ .s = s };
-	lk->dev = calloc(s->n, sizeof(*lk->dev));
+	*lk = (struct lookup){ .s = s, .dev = s->dev };
 	lk->dir = malloc(s->n_merge * sizeof(*lk->dir));
-	if (!lk->dev || !lk->dir)
+	if (!lk->dir)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n_merge; i++)
-		lk->dir[i] = -1;
+		lk->dir[i] = s->fds[i];
+	if (lk->dev)
+		return 0;
+	lk->dev = lk->dev_own = calloc(s->n, sizeof(*lk->dev_own));
+	if (!lk->dev_own)
+		return -ENOMEM;
 	for (size_t i = 0; i < s->n; i++) {
 		struct stat st;
 
 		if (fstat(s->fds[i], &st) < 0 || !S_ISDIR(st.st_mode))
 			return -EXDEV;
-		lk->dev[i] = st.st_dev;
-		if (i < s->n_merge && (lk->dir[i] = fcntl(s->fds[i], F_DUPFD_CLOEXEC, 3)) < 0)
-			return errno == EMFILE || errno == ENFILE ? -EXDEV : -ENOMEM;
+		lk->dev_own[i] = st.st_dev;
 	}
 	return 0;
+}
+
+/* Steps through the directories of dir ("a/b", "" for none) in every layer. */
+static int lookup_dirs(struct lookup *lk, const char *dir)
+{
+	_cleanup_free_ char *copy = strdup(dir);
+	char *name, *save = NULL;
+	int r;
+
+	if (!copy)
+		return -ENOMEM;
+	for (name = strtok_r(copy, "/", &save); name; name = strtok_r(NULL, "/", &save)) {
+		r = step_dir(lk, name);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The file name in the directories reached, checked against ovl and reopened (see reopen()). */
+static int lookup_file(struct lookup *lk, const char *name, const struct stat *ovl, int fd_dir,
+		       int *ret_fd, struct stat *ret_st)
+{
+	_cleanup_free_ uint64_t *inos = calloc(lk->s->n + 2, sizeof(*inos));
+	struct entry top, data;
+	size_t n_inos = 0;
+	bool ok;
+	int r;
+
+	if (!inos)
+		return -ENOMEM;
+	if (!*name || strchr(name, '/'))
+		return -EXDEV;
+	r = find_file(lk, name, &top, &data, inos, &n_inos);
+	if (r < 0)
+		return r;
+	if (!lk->s->upper || top.layer != 0)
+		n_inos = 1; /* a lower file has its own inode number, metacopy or not */
+	else if (data.fd == top.fd && !ino_matches((uint64_t)ovl->st_ino, inos[0]))
+		add_origin(lk, &top, name, inos, &n_inos);
+	ok = verify(ovl, &top.st, &data.st, inos, n_inos);
+	r = ok ? reopen(fd_dir, data.fd, &data.st, ret_fd, ret_st) : -EXDEV;
+	if (data.fd != top.fd)
+		close(data.fd);
+	close(top.fd);
+	return r;
+}
+
+/* relpath split at its last "/": its directory (in place) and its name. NULL: no name. */
+static char *split_name(char *relpath)
+{
+	char *slash;
+
+	while (*relpath && relpath[strlen(relpath) - 1] == '/')
+		relpath[strlen(relpath) - 1] = '\0';
+	slash = strrchr(relpath, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	return slash[1] ? slash + 1 : NULL;
 }
 
 int overlay_lookup(const struct overlay_stack *s, const char *relpath, const struct stat *ovl,
 		   int *ret_fd, struct stat *ret_st)
 {
 	_cleanup_(lookup_done) struct lookup lk = { .s = s };
-	_cleanup_free_ char *copy = strdup(relpath);
-	_cleanup_free_ uint64_t *inos = calloc(s->n + 2, sizeof(*inos));
-	struct entry top, data;
-	char *name, *next, *save = NULL;
-	size_t n_inos = 0;
-	bool ok;
+	_cleanup_free_ char *copy = NULL;
+	char *name;
 	int r;
 
-	if (!copy || !inos)
+	if (asprintf(&copy, "/%s", relpath) < 0)
 		return -ENOMEM;
-	r = lookup_init(&lk, s);
-	if (r < 0)
-		return r;
-	name = strtok_r(copy, "/", &save);
+	name = split_name(copy);
 	if (!name)
 		return -EXDEV;
-	while ((next = strtok_r(NULL, "/", &save))) {
-		r = step_dir(&lk, name);
-		if (r < 0)
-			return r;
-		name = next;
-	}
-	r = find_file(&lk, name, &top, &data, inos, &n_inos);
-	if (r < 0)
-		return r;
-	if (!s->upper || top.layer != 0)
-		n_inos = 1; /* a lower file has its own inode number, metacopy or not */
-	else if (data.fd == top.fd && !ino_matches((uint64_t)ovl->st_ino, inos[0]))
-		add_origin(&lk, &top, name, inos, &n_inos);
-	ok = verify(ovl, &top.st, &data.st, inos, n_inos);
-	r = ok ? reopen(data.fd, &data.st, ret_fd, ret_st) : -EXDEV;
-	if (data.fd != top.fd)
-		close(data.fd);
-	close(top.fd);
+	r = lookup_init(&lk, s);
+	if (r == 0)
+		r = lookup_dirs(&lk, copy);
+	if (r == 0)
+		r = lookup_file(&lk, name, ovl, -1, ret_fd, ret_st);
 	return r;
 }
 
@@ -686,7 +750,7 @@ static int mount_id_of(int fd, int *ret)
 	return 0;
 }
 
-/* Mount id, as process pid's mountinfo describes it. */
+/* Mount id, as process pid's mountinfo describes it; -EMEDIUMTYPE when not an overlay. */
 static int find_mount(int procfs_fd, pid_t pid, int id, struct mountinfo *ret)
 {
 	_cleanup_free_ char *buf = NULL;
@@ -706,7 +770,7 @@ static int find_mount(int procfs_fd, pid_t pid, int id, struct mountinfo *ret)
 		return r == -ENOMEM ? r : -EXDEV;
 	if (strcmp(ret->fstype, "overlay") != 0) {
 		mountinfo_done(ret);
-		return -EXDEV;
+		return -EMEDIUMTYPE;
 	}
 	return 0;
 }
@@ -739,19 +803,20 @@ static char *path_in_overlay(const struct mountinfo *m, const char *path)
 static int same_file_in_ns(int procfs_fd, pid_t pid, const char *path, const struct stat *st)
 {
 	_cleanup_free_ char *rel = NULL;
-	_cleanup_close_ int fd = -1;
 	struct stat fst;
+	int r;
 
+	/* a stat of the name, not followed if a symlink: what an O_PATH|O_NOFOLLOW open sees */
 	if (pid) {
 		if (asprintf(&rel, "%d/root%s", (int)pid, path) < 0)
 			return -ENOMEM;
-		fd = openat(procfs_fd, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		r = fstatat(procfs_fd, rel, &fst, AT_SYMLINK_NOFOLLOW);
 	} else {
-		fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		r = fstatat(AT_FDCWD, path, &fst, AT_SYMLINK_NOFOLLOW);
 	}
-	if (fd < 0)
+	if (r < 0)
 		return errno == ENOMEM ? -ENOMEM : -EXDEV;
-	if (fstat(fd, &fst) < 0 || fst.st_dev != st->st_dev || fst.st_ino != st->st_ino)
+	if (fst.st_dev != st->st_dev || fst.st_ino != st->st_ino)
 		return -EXDEV;
 	return 0;
 }
@@ -851,103 +916,398 @@ static int open_stack(int procfs_fd, pid_t pid, const struct overlay_layers *ly,
 	return r;
 }
 
+
+/* ---- the scan's mounts, their layers open ---- */
+
+/* statx(2)'s mount id that is never reused (Linux 6.8), where the headers lack it. */
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U
+#endif
+
+/* What a file on overlayfs needs of its statx: overlay_lookup()'s checks. */
+#define OVERLAY_STATX_NEEDED \
+	(STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE | STATX_BLOCKS | STATX_MTIME)
+
 /*
- * The mount of the last file resolved, its layers read: the files of a process come one after
- * another, mostly on one mount. Keyed by the process's mount namespace and the mount id, and
- * trusted for a second (a mount id is reused once its mount is gone; every file is still
- * checked). No descriptor is kept: a held layer directory would keep its file system busy.
+ * One overlay mount of a mount namespace, its layers open: what every file of the mount shares.
+ * Keyed by the mount's unique id where the kernel gives one; else by its id, which a new mount
+ * takes once the old one is gone, so then trusted for a second only, as the files of a process
+ * come one after another (every file is still checked).
  */
-static struct {
-	pthread_mutex_t lock;
-	bool valid;
-	dev_t ns_dev;
-	ino_t ns_ino;
-	int mnt_id;
-	uint64_t until_ns;
-	struct mountinfo m;
+struct mount_entry {
+	uint64_t ns_dev, ns_ino;
+	uint64_t key;       /* the unique mount id, or the mount id */
+	bool unique;
+	uint64_t until_ns;  /* !unique: refilled after this */
+	uint64_t used;      /* the cache's tick at its last use */
+	struct mountinfo m; /* its root and mount point */
 	struct overlay_layers ly;
-	int base;
-} cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	int *fds;           /* the layer roots (struct overlay_stack's order), n of them */
+	dev_t *dev;
+	size_t n;
+	char *dir;          /* the directory of the last file, below the overlay's root ("" none) */
+	int *dir_fds;       /* it in each merge layer (lookup's dir), or NULL */
+	char *path_dir;     /* the directory of the last file's path in our view (pid 0), or NULL */
+	int path_dir_fd;    /* it, O_PATH */
+	size_t cost;        /* descriptors it may hold: n, n_merge for dir_fds, path_dir_fd */
+};
 
-/* Fills the cache for (namespace, mount id) unless it holds it already. Under cache.lock. */
-static int cache_mount(int procfs_fd, pid_t pid, const struct stat *ns, int mnt_id)
+/* At most so many mounts, holding at most so many descriptors, kept by a scan at once. */
+#define OVERLAY_CACHE_MOUNTS 8
+#define OVERLAY_CACHE_FDS 256
+
+struct overlay_cache {
+	struct mount_entry e[OVERLAY_CACHE_MOUNTS];
+	size_t n, fds, max_layers;
+	uint64_t tick;
+	bool policy_read; /* the module's defaults, read once a scan */
+	enum overlay_follow redirect_dir, redirect_always_follow, metacopy;
+	uint64_t self_ns_dev, self_ns_ino; /* our mount namespace; 0: not read yet */
+	int fd_dir;                        /* /proc/thread-self/fd, -1 until opened */
+};
+
+int overlay_cache_new(size_t max_layers, struct overlay_cache **ret)
 {
-	struct mountinfo m;
-	struct overlay_layers ly;
-	uint64_t now = monotonic_ns();
-	int r;
+	struct overlay_cache *c = calloc(1, sizeof(*c));
 
-	if (cache.valid && cache.ns_dev == ns->st_dev && cache.ns_ino == ns->st_ino &&
-	    cache.mnt_id == mnt_id && now < cache.until_ns)
-		return 0;
-	r = find_mount(procfs_fd, pid, mnt_id, &m);
-	if (r < 0)
-		return r;
-	r = overlay_parse_layers(m.super_options, &ly);
-	if (r < 0) {
-		mountinfo_done(&m);
-		return r == -ENOMEM ? r : -EXDEV;
-	}
-	overlay_layers_policy(&ly, module_param("redirect_dir"), module_param("redirect_always_follow"),
-			      module_param("metacopy"));
-	if (cache.valid) {
-		mountinfo_done(&cache.m);
-		overlay_layers_done(&cache.ly);
-	}
-	cache.m = m;
-	cache.ly = ly;
-	cache.ns_dev = ns->st_dev;
-	cache.ns_ino = ns->st_ino;
-	cache.mnt_id = mnt_id;
-	cache.until_ns = now + 1000000000u;
-	cache.base = -1;
-	cache.valid = true;
+	if (!c)
+		return -ENOMEM;
+	c->max_layers = max_layers;
+	c->fd_dir = -1;
+	*ret = c;
 	return 0;
 }
 
-/* The real file, with the mount in the cache. Under cache.lock. */
-static int resolve_locked(int procfs_fd, pid_t pid, const char *path, const struct stat *st,
-			  int *ret_fd, struct stat *ret_st)
+static void mount_dir_drop(struct mount_entry *e)
 {
-	_cleanup_(layer_fds_done) struct layer_fds l = { 0 };
-	_cleanup_free_ char *inner = NULL;
-	struct overlay_stack s;
-	int r;
+	size_t n_merge = e->n - e->ly.n_data;
 
-	inner = path_in_overlay(&cache.m, path);
-	if (!inner)
-		return -EXDEV;
-	r = same_file_in_ns(procfs_fd, pid, path, st);
-	if (r < 0)
-		return r;
-	r = open_stack(procfs_fd, pid, &cache.ly, &cache.base, &l);
-	if (r < 0)
-		return r;
-	s = (struct overlay_stack){ .fds = l.fds, .n = l.n, .n_merge = l.n - cache.ly.n_data,
-				    .upper = cache.ly.upper != NULL, .userxattr = cache.ly.userxattr,
-				    .redirect = cache.ly.redirect, .metacopy = cache.ly.metacopy };
-	return overlay_lookup(&s, inner, st, ret_fd, ret_st);
+	for (size_t i = 0; e->dir_fds && i < n_merge; i++)
+		if (e->dir_fds[i] >= 0 && e->dir_fds[i] != e->fds[i])
+			close(e->dir_fds[i]);
+	free(e->dir_fds);
+	free(e->dir);
+	e->dir_fds = NULL;
+	e->dir = NULL;
 }
 
-int overlay_resolve(int procfs_fd, pid_t pid, const char *path, int fd, const struct stat *st,
-		    int *ret_fd, struct stat *ret_st)
+static void mount_path_dir_drop(struct mount_entry *e)
 {
-	char rel[64];
-	struct stat ns;
-	int id, r;
+	if (e->path_dir)
+		close(e->path_dir_fd);
+	free(e->path_dir);
+	e->path_dir = NULL;
+}
 
-	if (!path || path[0] != '/' || !S_ISREG(st->st_mode))
-		return -EXDEV;
-	r = mount_id_of(fd, &id);
+static void mount_done(struct mount_entry *e)
+{
+	mount_dir_drop(e);
+	mount_path_dir_drop(e);
+	for (size_t i = 0; e->fds && i < e->n; i++)
+		close(e->fds[i]);
+	free(e->fds);
+	free(e->dev);
+	mountinfo_done(&e->m);
+	overlay_layers_done(&e->ly);
+	*e = (struct mount_entry){ 0 };
+}
+
+void overlay_cache_free(struct overlay_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		mount_done(&c->e[i]);
+	if (c->fd_dir >= 0)
+		close(c->fd_dir);
+	free(c);
+}
+
+/* The entry for key in the namespace, if kept and still to be trusted. */
+static struct mount_entry *cache_find(struct overlay_cache *c, const struct stat *ns, uint64_t key,
+				      bool unique)
+{
+	uint64_t now = unique ? 0 : monotonic_ns();
+
+	for (size_t i = 0; i < c->n; i++) {
+		struct mount_entry *e = &c->e[i];
+
+		if (e->ns_dev != (uint64_t)ns->st_dev || e->ns_ino != (uint64_t)ns->st_ino ||
+		    e->key != key || e->unique != unique)
+			continue;
+		if (!unique && now >= e->until_ns)
+			return NULL;
+		e->used = ++c->tick;
+		return e;
+	}
+	return NULL;
+}
+
+/* Drops entry i, the slot taken by the last. */
+static void cache_drop(struct overlay_cache *c, size_t i)
+{
+	c->fds -= c->e[i].cost;
+	mount_done(&c->e[i]);
+	c->e[i] = c->e[--c->n];
+	c->e[c->n] = (struct mount_entry){ 0 };
+}
+
+/*
+ * Keeps *e (taken over, zeroed), dropping the least recently used mounts (and a stale one of the
+ * same key) to stay under the caps; NULL when it alone is over them: the caller uses and frees it.
+ */
+static struct mount_entry *cache_put(struct overlay_cache *c, struct mount_entry *e)
+{
+	if (e->cost > OVERLAY_CACHE_FDS)
+		return NULL;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->e[i].ns_dev == e->ns_dev && c->e[i].ns_ino == e->ns_ino &&
+		    c->e[i].key == e->key && c->e[i].unique == e->unique) {
+			cache_drop(c, i);
+			break;
+		}
+	while (c->n == OVERLAY_CACHE_MOUNTS || c->fds + e->cost > OVERLAY_CACHE_FDS) {
+		size_t old = 0;
+
+		for (size_t i = 1; i < c->n; i++)
+			if (c->e[i].used < c->e[old].used)
+				old = i;
+		cache_drop(c, old);
+	}
+	e->used = ++c->tick;
+	c->fds += e->cost;
+	c->e[c->n] = *e;
+	*e = (struct mount_entry){ 0 };
+	return &c->e[c->n++];
+}
+
+/* The layer roots' devices, each checked to be a directory. */
+static int layer_devs(struct mount_entry *e)
+{
+	e->dev = calloc(e->n, sizeof(*e->dev));
+	if (!e->dev)
+		return -ENOMEM;
+	for (size_t i = 0; i < e->n; i++) {
+		struct stat st;
+
+		if (fstat(e->fds[i], &st) < 0 || !S_ISDIR(st.st_mode))
+			return -EXDEV;
+		e->dev[i] = st.st_dev;
+	}
+	return 0;
+}
+
+/*
+ * Reads mount id of process pid's namespace into e: its mountinfo entry, its layers (at most
+ * max_layers: -E2BIG past it), opened from the first root that has them all (open_stack()).
+ */
+static int mount_fill(struct overlay_cache *c, int procfs_fd, pid_t pid, int id,
+		      struct mount_entry *e)
+{
+	struct layer_fds l = { 0 };
+	int base = -1, r;
+
+	r = find_mount(procfs_fd, pid, id, &e->m);
 	if (r < 0)
 		return r;
+	r = overlay_parse_layers(e->m.super_options, &e->ly);
+	if (r < 0)
+		return r == -ENOMEM ? r : -EXDEV;
+	if ((e->ly.upper ? 1 : 0) + e->ly.n_lower + e->ly.n_data > c->max_layers)
+		return -E2BIG;
+	if (!c->policy_read) {
+		c->redirect_dir = module_param("redirect_dir");
+		c->redirect_always_follow = module_param("redirect_always_follow");
+		c->metacopy = module_param("metacopy");
+		c->policy_read = true;
+	}
+	overlay_layers_policy(&e->ly, c->redirect_dir, c->redirect_always_follow, c->metacopy);
+	r = open_stack(procfs_fd, pid, &e->ly, &base, &l);
+	if (r < 0)
+		return r;
+	e->fds = l.fds;
+	e->n = l.n;
+	e->cost = 2 * e->n - e->ly.n_data + 1;
+	return layer_devs(e);
+}
+
+/*
+ * The mount of fd in namespace ns, kept or read (then kept if it fits: *ret_own set when the
+ * caller must free it). stx: fd's statx, with the unique mount id where the kernel has one.
+ */
+static int mount_get(struct overlay_cache *c, int procfs_fd, pid_t pid, int fd,
+		     const struct stat *ns, const struct statx *stx, struct mount_entry **ret,
+		     struct mount_entry *own)
+{
+	bool unique = stx->stx_mask & STATX_MNT_ID_UNIQUE;
+	struct mount_entry *e;
+	int id = 0, r;
+
+	if (!unique) {
+		r = mount_id_of(fd, &id);
+		if (r < 0)
+			return r;
+	}
+	e = cache_find(c, ns, unique ? stx->stx_mnt_id : (uint64_t)id, unique);
+	if (e) {
+		*ret = e;
+		return 0;
+	}
+	if (unique && (r = mount_id_of(fd, &id)) < 0)
+		return r;
+	*own = (struct mount_entry){ .ns_dev = (uint64_t)ns->st_dev, .ns_ino = (uint64_t)ns->st_ino,
+				     .key = unique ? stx->stx_mnt_id : (uint64_t)id, .unique = unique,
+				     .until_ns = unique ? 0 : monotonic_ns() + 1000000000u };
+	r = mount_fill(c, procfs_fd, pid, id, own);
+	if (r < 0) {
+		mount_done(own);
+		return r;
+	}
+	e = cache_put(c, own);
+	*ret = e ? e : own;
+	return 0;
+}
+
+/*
+ * same_file_in_ns() for our own view, the directory of path kept open for the files after it:
+ * each file's name is then looked up in that directory, as its path named it at the scan's
+ * first file there (the layers' directories are kept alike: mount_lookup()).
+ */
+static int same_file_here(struct mount_entry *e, const char *path, const struct stat *st)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	struct stat fst;
+	char *name;
+
+	if (!dir)
+		return -ENOMEM;
+	name = strrchr(dir, '/');
+	if (!name || !name[1] || name == dir)
+		return same_file_in_ns(-1, 0, path, st);
+	*name++ = '\0';
+	if (!e->path_dir || strcmp(e->path_dir, dir) != 0) {
+		int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd < 0)
+			return errno == ENOMEM ? -ENOMEM : -EXDEV;
+		mount_path_dir_drop(e);
+		e->path_dir = TAKE_PTR(dir);
+		e->path_dir_fd = fd;
+	}
+	if (fstatat(e->path_dir_fd, name, &fst, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOMEM ? -ENOMEM : -EXDEV;
+	if (fst.st_dev != st->st_dev || fst.st_ino != st->st_ino)
+		return -EXDEV;
+	return 0;
+}
+
+/* fd's statx as the struct stat overlay_lookup() checks. */
+static int ovl_statx(int fd, struct statx *stx, struct stat *st)
+{
+	if (statx(fd, "", AT_EMPTY_PATH, OVERLAY_STATX_NEEDED | STATX_MNT_ID_UNIQUE, stx) < 0)
+		return errno == ENOMEM ? -ENOMEM : -EXDEV;
+	if ((stx->stx_mask & OVERLAY_STATX_NEEDED) != OVERLAY_STATX_NEEDED)
+		return -EXDEV;
+	*st = (struct stat){ .st_dev = makedev(stx->stx_dev_major, stx->stx_dev_minor),
+			     .st_ino = (ino_t)stx->stx_ino, .st_mode = stx->stx_mode,
+			     .st_nlink = stx->stx_nlink, .st_uid = stx->stx_uid,
+			     .st_gid = stx->stx_gid, .st_size = (off_t)stx->stx_size,
+			     .st_blocks = (blkcnt_t)stx->stx_blocks,
+			     .st_mtim = { .tv_sec = stx->stx_mtime.tv_sec,
+					  .tv_nsec = stx->stx_mtime.tv_nsec } };
+	return 0;
+}
+
+/* The mount namespace of process pid (0: ours, read once a scan). */
+static int ns_of(struct overlay_cache *c, int procfs_fd, pid_t pid, struct stat *ret)
+{
+	char rel[64];
+
+	if (!pid && c->self_ns_ino) {
+		*ret = (struct stat){ .st_dev = (dev_t)c->self_ns_dev, .st_ino = (ino_t)c->self_ns_ino };
+		return 0;
+	}
 	snprintf(rel, sizeof(rel), "%d/ns/mnt", (int)pid);
-	if (pid ? fstatat(procfs_fd, rel, &ns, 0) : stat("/proc/self/ns/mnt", &ns))
+	if (pid ? fstatat(procfs_fd, rel, ret, 0) : stat("/proc/self/ns/mnt", ret))
 		return errno == ENOENT || errno == ESRCH ? -ESRCH : -EXDEV;
-	pthread_mutex_lock(&cache.lock);
-	r = cache_mount(procfs_fd, pid, &ns, id);
-	if (r == 0)
-		r = resolve_locked(procfs_fd, pid, path, st, ret_fd, ret_st);
-	pthread_mutex_unlock(&cache.lock);
-	return r;
+	if (!pid) {
+		c->self_ns_dev = (uint64_t)ret->st_dev;
+		c->self_ns_ino = (uint64_t)ret->st_ino;
+	}
+	return 0;
+}
+
+/*
+ * The file inner (below the overlay's root) in mount e's layers. Files come a directory at a
+ * time: the directory of the last one is kept in each layer, and stepped into again only for
+ * another. Every file is still looked up by its name in it and checked against ovl.
+ */
+static int mount_lookup(struct overlay_cache *c, struct mount_entry *e, const char *inner,
+			const struct stat *ovl, int *ret_fd, struct stat *ret_st)
+{
+	struct overlay_stack s = { .fds = e->fds, .dev = e->dev, .n = e->n,
+				   .n_merge = e->n - e->ly.n_data, .upper = e->ly.upper != NULL,
+				   .userxattr = e->ly.userxattr, .redirect = e->ly.redirect,
+				   .metacopy = e->ly.metacopy };
+	_cleanup_(lookup_done) struct lookup lk = { .s = &s };
+	_cleanup_free_ char *copy = NULL;
+	char *name;
+	int r;
+
+	if (asprintf(&copy, "/%s", inner) < 0)
+		return -ENOMEM;
+	name = split_name(copy);
+	if (!name)
+		return -EXDEV;
+	if (c->fd_dir < 0)
+		c->fd_dir = open("/proc/thread-self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	r = lookup_init(&lk, &s);
+	if (r < 0)
+		return r;
+	if (e->dir && strcmp(e->dir, copy) == 0) {
+		free(lk.dir);
+		lk.dir = e->dir_fds;
+		lk.dir_kept = true;
+	} else if (*copy) {
+		r = lookup_dirs(&lk, copy);
+		if (r < 0)
+			return r;
+		mount_dir_drop(e);
+		e->dir = TAKE_PTR(copy);
+		e->dir_fds = lk.dir;
+		lk.dir_kept = true;
+	}
+	return lookup_file(&lk, name, ovl, c->fd_dir, ret_fd, ret_st);
+}
+
+int overlay_resolve(struct overlay_cache *c, int procfs_fd, pid_t pid, const char *path, int fd,
+		    int *ret_fd, struct stat *ret_st)
+{
+	_cleanup_(mount_done) struct mount_entry own = { 0 };
+	_cleanup_free_ char *inner = NULL;
+	struct mount_entry *e;
+	struct stat ovl, ns;
+	struct statx stx;
+	int r;
+
+	if (!path || path[0] != '/')
+		return -EXDEV;
+	r = ovl_statx(fd, &stx, &ovl);
+	if (r < 0)
+		return r;
+	if (!S_ISREG(ovl.st_mode))
+		return -EXDEV;
+	r = ns_of(c, procfs_fd, pid, &ns);
+	if (r < 0)
+		return r;
+	r = mount_get(c, procfs_fd, pid, fd, &ns, &stx, &e, &own);
+	if (r < 0)
+		return r;
+	inner = path_in_overlay(&e->m, path);
+	if (!inner)
+		return -EXDEV;
+	r = pid ? same_file_in_ns(procfs_fd, pid, path, &ovl) : same_file_here(e, path, &ovl);
+	if (r < 0)
+		return r;
+	return mount_lookup(c, e, inner, &ovl, ret_fd, ret_st);
 }

@@ -57,6 +57,7 @@ void overlay_layers_done(struct overlay_layers *l);
 /* The layer roots a lookup goes through, open (O_PATH directories). */
 struct overlay_stack {
 	const int *fds; /* the upper layer (when there is one), the lowers top first, then data-only */
+	const dev_t *dev; /* the device of each (NULL: overlay_lookup() fstat()s them) */
 	size_t n_merge; /* upper + lowers: path lookups go through these */
 	size_t n;       /* all of them */
 	bool upper;     /* fds[0] is the upper layer */
@@ -79,20 +80,38 @@ int overlay_lookup(const struct overlay_stack *s, const char *relpath, const str
 bool overlay_is_overlay(int fd, const struct stat *st);
 
 /*
+ * The overlay mounts a scan met, their layers open, so that the files of a mount share one
+ * lookup of its mountinfo entry and one open of its layers, and the files of a directory one
+ * step into it in each layer. Bounded: at most 8 mounts and 256 descriptors at once (the least
+ * recently used mount is closed first), no mount of more than max_layers layers. A scan's own
+ * (not shared between threads), freed at its end: a layer directory held open would keep its
+ * file system busy.
+ */
+struct overlay_cache;
+
+int overlay_cache_new(size_t max_layers, struct overlay_cache **ret);
+void overlay_cache_free(struct overlay_cache *c);
+
+/*
  * The real file behind fd, a file on overlayfs as process pid sees it at path (what
  * /proc/PID/fd/N or /proc/PID/map_files/... reads; pid 0: the exporter's own view, path as
- * it opened it), st its fstat. The mount comes from /proc/PID/mountinfo (the process's mount
+ * it opened it). The mount comes from /proc/PID/mountinfo (the process's mount
  * namespace), the layers are opened through /proc/PID/root (an overlay mounted inside a
  * container), else through our own root, else /proc/1/root (a container's root file system,
- * whose layers the runtime named in the host's namespace). procfs_fd is the procfs to read.
+ * whose layers the runtime named in the host's namespace); both are kept in c for the scan, by
+ * mount namespace and mount (its unique id where the kernel has one: a mount id is given again
+ * once its mount is gone, so an entry keyed by it is read again after a second). procfs_fd is
+ * the procfs to read.
  *
  * Returns 0 with the real file open (O_RDONLY|O_NONBLOCK|O_NOCTTY|O_CLOEXEC) and its fstat in
  * ret_fd and ret_st: its (dev, ino) is the file's identity for deduplication (a copied-up
  * file is its upper inode; a lower file shared by two overlays is one inode). Errors:
  * -EXDEV: the real file could not be found for sure (cachestat_files_skipped_total
  *         {reason="overlay_unresolved"}; never count it as a zero),
+ * -E2BIG: the overlay has more than max_layers layers (mount_capped),
+ * -EMEDIUMTYPE: fd's mount is no overlay (the caller took it for one by its device alone),
  * -ESRCH: the process is gone (vanished),
  * -ENOMEM.
  */
-int overlay_resolve(int procfs_fd, pid_t pid, const char *path, int fd, const struct stat *st,
+int overlay_resolve(struct overlay_cache *c, int procfs_fd, pid_t pid, const char *path, int fd,
 		    int *ret_fd, struct stat *ret_st);

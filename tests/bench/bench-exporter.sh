@@ -17,7 +17,7 @@
 # Then files on overlayfs, reported apart: one cgroup's files read through an overlay whose
 # lower layer is that cgroup's directory, against the floor over the same (real) files.
 # BENCH_BASELINE=/path/to/another/cachestat_exporter adds its --once and scrape rows to the same
-# rounds, to compare two builds under the same load. BENCH_PATHS=glob names each configured
+# rounds (and its --once through the overlay), to compare two builds under the same load. BENCH_PATHS=glob names each configured
 # directory's files by a glob (DIR/*), expanded by the exporter, instead of walking it.
 set -euo pipefail
 
@@ -285,6 +285,9 @@ grep "^$tree/cg0/" "$work/list" >"$work/ovl.list"
 for _ in $(seq "$runs"); do
 	timed ovl_floor "$work/floor" "$work/ovl.list"
 	timed ovl_once "$bin" --once --path.cgroupfs="$parent-ovl" --config.file="$work/ovl.json"
+	if [ -n "$base_bin" ]; then
+		timed ovl_base "$base_bin" --once --path.cgroupfs="$parent-ovl" --config.file="$work/ovl.json"
+	fi
 done
 fw=$(best <<<"${wall[ovl_floor]}") fc=$(best <<<"${cpu[ovl_floor]}")
 ovl_files=$(awk '/^cachestat_cgroup_files\{/ { s += $2 } END { print s }' "$work/ovl_once.out")
@@ -298,3 +301,6 @@ echo "| what | command | best wall (s) | median wall (s) | CPU user+sys (s) | wa
 echo "|---|---|---:|---:|---:|---:|---:|"
 row "floor over the real files" '`tests/bench/floor.c LIST`' ovl_floor
 row "exporter, one scan through the overlay" '`cachestat_exporter --once`' ovl_once
+if [ -n "$base_bin" ]; then
+	row "baseline exporter, one scan through the overlay" '`BENCH_BASELINE --once`' ovl_base
+fi

@@ -284,9 +284,98 @@ if [ "$metacopy" = yes ]; then
 	eq "as nobody: whiteout and metacopy skipped as overlay_unresolved" "$(unresolved "$nob")" "$want"
 fi
 
+# ---- mount G: the layers a scan keeps open are its own ----
+# A scan keeps each overlay's layers (and the directory of its last file) open until it ends.
+# Between two scans of one daemon the overlay is unmounted and another mounted on the same point
+# (its mount id may be the freed one): the same names, sizes and mtimes in another lower, cached
+# differently. The second scan must measure the new lower's files: a
+# layer kept from the first would find the old ones (then skipped, or their numbers).
+g=$work/g
+mkdir -p "$g"/{l1,l2,u1,w1,u2,w2,m,empty} "$g/l2/many"
+for i in 1 2 3; do
+	mkdir "$g/l1/d$i" "$g/l2/d$i"
+	mkdata "$g/l1/d$i/f" $((8 * mib))
+	mkdata "$g/l2/d$i/f" $((8 * mib))
+	touch -r "$g/l1/d$i/f" "$g/l2/d$i/f"
+done
+for i in $(seq 400); do echo "$i" >"$g/l2/many/f$i"; done
+sync
+mkdir "$parent/stale"
+printf '{ "per_file_top": 50, "cgroups": [ { "match": "/stale", "paths": ["%s"] } ] }\n' "$g/m" \
+	>"$work/stale.json"
+# the daemon's own metrics, scraped: the per-file cached bytes of FILE in cgroup /stale
+scraped() { sed -n "s|^cachestat_file_cached_bytes{cgroup=\"/stale\",path=\"$2\"} ||p" "$1"; }
+port=$(pick_port $((30000 + $$ % 20000)))
+log=$work/daemon.log
+cg2=$parent
+if ovmount "$g/m" "lowerdir=$g/l1,upperdir=$g/u1,workdir=$g/w1" &&
+	start_exporter --config.file="$work/stale.json"; then
+	for i in 1 2 3; do cat "$g/m/d$i/f" >/dev/null; done
+	snapshot "$g/l1/d1/f" "$g/l1/d3/f"
+	curl -s "http://127.0.0.1:$port/metrics" >"$work/stale1.prom" || true
+	near "daemon, first overlay: exporter = fincore of its lower file" \
+		"$(scraped "$work/stale1.prom" "$g/m/d1/f")" "$g/l1/d1/f"
+	id1=$(awk -v m="$g/m" '$5 == m { print $1 }' /proc/self/mountinfo)
+	umount "$g/m"
+	mounts=("${mounts[@]:1}")
+	ovmount "$g/m" "lowerdir=$g/l2,upperdir=$g/u2,workdir=$g/w2" || fail "second overlay mounted"
+	id2=$(awk -v m="$g/m" '$5 == m { print $1 }' /proc/self/mountinfo)
+	echo "# the two overlays' mount ids: $id1 then $id2"
+	for i in 1 2 3; do drop "$g/l2/d$i/f"; done
+	# the new files half cached, the old ones whole: a stale layer shows
+	for i in 1 2 3; do head -c $((mib)) "$g/m/d$i/f" >/dev/null; done
+	snapshot "$g/l2/d1/f" "$g/l2/d3/f"
+	curl -s "http://127.0.0.1:$port/metrics" >"$work/stale2.prom" || true
+	near "daemon, overlay remounted on the point: exporter = fincore of the new lower's file" \
+		"$(scraped "$work/stale2.prom" "$g/m/d1/f")" "$g/l2/d1/f"
+	near "daemon, overlay remounted: another directory's file too" \
+		"$(scraped "$work/stale2.prom" "$g/m/d3/f")" "$g/l2/d3/f"
+	# a counter since the daemon started: the other cases' holders add theirs to both scans
+	u1=$(sed -n 's/^cachestat_files_skipped_total{reason="overlay_unresolved"} //p' "$work/stale1.prom")
+	u2=$(sed -n 's/^cachestat_files_skipped_total{reason="overlay_unresolved"} //p' "$work/stale2.prom")
+	eq "daemon, overlay remounted: the second scan skipped no more as overlay_unresolved than the first" \
+		"$((${u2:-0} - ${u1:-0}))" "${u1:-x}"
+	stop_exporter
+fi
+
+# The cost: system calls of a scan per overlay file (strace -c), 400 files in one directory
+# against a scan of an empty one. The mount's entry and layers are read once, not per file.
+if ! command -v strace >/dev/null; then
+	skip "system calls per overlay file" "strace is not installed"
+elif mountpoint -q "$g/m"; then
+	calls() { # calls DIR: the system calls of a --once scan whose cgroup walks DIR
+		printf '{ "cgroups": [ { "match": "/stale", "paths": ["%s"] } ] }\n' "$1" >"$work/calls.json"
+		strace -f -c -o "$work/calls.txt" "$bin" --once --path.cgroupfs="$parent" \
+			--config.file="$work/calls.json" >"$work/calls.prom" 2>/dev/null || true
+		awk '$NF == "total" { print $4 }' "$work/calls.txt" # % time, seconds, usecs/call, calls
+	}
+	base=$(calls "$g/empty") many=$(calls "$g/m/many")
+	grep -q '^cachestat_cgroup_files{cgroup="/stale"} 400$' "$work/calls.prom" ||
+		fail "system calls per overlay file: the scan counted the 400 files"
+	per=$(((many - base) / 400))
+	check "system calls per overlay file walked: $per (at most 14; 33 when each file read the mount)" \
+		test "$per" -le 14
+fi
+
+# An overlay of more layers than --scan.max-overlay-layers is not opened, even where no file
+# system type is excluded (then the mount tables, which cap it too, are not read): its files are
+# skipped as mount_capped, the cap counted.
+if mountpoint -q "$g/m"; then
+	"$bin" --once --path.cgroupfs="$parent" --config.file="$work/stale.json" \
+		--scan.max-overlay-layers=1 --collector.cachestat.fs-types-exclude= \
+		>"$work/capped.prom" 2>"$work/capped.err" || true
+	eq "two layers past --scan.max-overlay-layers=1: the file not measured" \
+		"$(scraped "$work/capped.prom" "$g/m/d1/f")" ""
+	capped=$(sed -n 's/^cachestat_files_skipped_total{reason="mount_capped"} //p' "$work/capped.prom")
+	check "two layers past --scan.max-overlay-layers=1: its 403 files skipped as mount_capped ($capped)" \
+		test "${capped:-0}" -ge 403
+	check "two layers past --scan.max-overlay-layers=1: the layers cap counted" \
+		grep -q '^cachestat_scan_mounts_capped_total{cap="layers"} [1-9]' "$work/capped.prom"
+fi
+
 # shellcheck disable=SC2154 # failed: counted by tests/lib/tap.sh
 if [ "$failed" -ne 0 ]; then
 	echo "---- exporter stderr"
-	sed 's/^/    /' "$out.err" "$nob.err"
+	sed 's/^/    /' "$out.err" "$nob.err" "$log" 2>/dev/null || true
 fi
 finish
