@@ -37,7 +37,7 @@ fi
 # Merges keep git's own subject.
 commits_from=c5a776c
 subject_ok() {
-	[ "${#1}" -le 72 ] && [[ $1 =~ ^[A-Za-z0-9][A-Za-z0-9_./+\ -]{0,30}:\ [^\ ] ]] && [[ $1 != *. ]]
+	[ "${#1}" -le 72 ] && [[ $1 =~ ^[A-Za-z0-9][A-Za-z0-9_./+,\ -]{0,40}:\ [^\ ] ]] && [[ $1 != *. ]]
 }
 for bad in "exporter: $(printf 'x%.0s' $(seq 63))" "no area here" "area:no space" "area: ends with a stop."; do
 	if subject_ok "$bad"; then fail "commit subjects: the check refuses '$bad'"; else pass "commit subjects: the check refuses '${bad:0:40}'"; fi
