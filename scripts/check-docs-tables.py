@@ -120,6 +120,44 @@ def main():
            "the per-file default the docs state is --help's (%s)" % default, "; ".join(bad))
 
     check_suite_table(top)
+    check_module_map(top)
+
+
+def check_module_map(top):
+    """docs/design.md's module conventions against the tree: every module without its own
+    NAME.h is of a family the map names, every one without test-NAME.c is in the table of
+    tests, and each test the table names exists."""
+    design = open(os.path.join(top, "docs/design.md")).read()
+    section = design.split("## The map of the exporter", 1)[-1].split("\n## ", 1)[0]
+    table = dict(re.findall(r"^\| `([a-z]+/[a-z_]+\.c)` \| (.*) \|$", section, re.M))
+    modules = [os.path.relpath(p, os.path.join(top, "exporter"))
+               for p in sorted(glob.glob(os.path.join(top, "exporter/*/*.c")))
+               if "/fuzz/" not in p]
+    no_header, untested, wrong = [], [], []
+    for m in modules:
+        name = os.path.basename(m)[:-2]
+        registers = "REGISTER_COLLECTOR(" in open(os.path.join(top, "exporter", m)).read()
+        if not os.path.exists(os.path.join(top, "exporter", m[:-2] + ".h")) and not registers \
+                and "`%s.c`" % name not in section:
+            no_header.append(m)
+        if not os.path.exists(os.path.join(top, "tests/unit", os.path.dirname(m), "test-%s.c" % name)) \
+                and m not in table:
+            untested.append(m)
+    for m, tests in table.items():
+        if m not in modules:
+            wrong.append("%s is no module" % m)
+        for t in re.split(r"[,;]\s*", re.sub(r"\s*\([^)]*\)", "", tests)):
+            t = t.strip()
+            found = os.path.exists(os.path.join(top, t)) if "/" in t else \
+                bool(glob.glob(os.path.join(top, "tests/unit/**/%s.c" % t), recursive=True))
+            if not found:
+                wrong.append("%s: no test %s" % (m, t))
+    result(len(modules) > 40 and not no_header,
+           "docs/design.md names every module without a header of its own (%d modules)" % len(modules),
+           " ".join(no_header))
+    result(not untested and not wrong,
+           "docs/design.md's table names the tests of every module without a test-NAME.c (%d)" % len(table),
+           "; ".join(untested[:5] + wrong[:5]))
 
 
 def makefile_suites(top):
