@@ -628,29 +628,24 @@ static struct fstypes_table *table_of(struct fstypes *f, const char *buf, size_t
 	return t;
 }
 
-int fstypes_set_host_mountinfo_ns(struct fstypes *f, const char *buf, size_t len,
-				  uint64_t ns_ino)
+/* t (NULL: it could not be made) as the host's table, kept with the others. */
+static int set_host(struct fstypes *f, struct fstypes_table *t)
 {
-	struct fstypes_table *t = table_of(f, buf, len, ns_ino);
-
-	if (!t)
-		return -ENOMEM;
-	if (table_keep(f, t) < 0)
+	if (!t || table_keep(f, t) < 0)
 		return -ENOMEM;
 	f->host = t;
 	return 0;
 }
 
+int fstypes_set_host_mountinfo_ns(struct fstypes *f, const char *buf, size_t len,
+				  uint64_t ns_ino)
+{
+	return set_host(f, table_of(f, buf, len, ns_ino));
+}
+
 int fstypes_set_host_mountinfo(struct fstypes *f, const char *buf, size_t len)
 {
-	struct fstypes_table *t = table_parse(f, buf, len);
-
-	if (!t)
-		return -ENOMEM;
-	if (table_keep(f, t) < 0)
-		return -ENOMEM;
-	f->host = t;
-	return 0;
+	return set_host(f, table_parse(f, buf, len));
 }
 
 int fstypes_add_mountinfo_ns(struct fstypes *f, const char *buf, size_t len, uint64_t ns_ino,
