@@ -7,6 +7,9 @@
 # container's file (8), the package's service (11), its hardened unit on this kernel (15). E2E_CASES=all runs every
 # case; the rest of run.sh's environment applies (E2E_OCI unset is none here, set and empty builds
 # the OCI archive of case 12).
+# On these kernels run.sh skips, each counted with its reason: the dirty and evicted parts of cases 2 and 3 where the
+# exporter measures with mincore (it checks instead that those series are absent), and case 7, the kernel suite of
+# the patched kernel.
 # Usage: E2E_STOCK=bookworm|mainline stock.sh
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -17,6 +20,12 @@ bookworm) abi=mincore ;;
 mainline) abi=mainline ;;
 *) die "unknown E2E_STOCK '$flavour' (bookworm or mainline)" ;;
 esac
+# E2E_EXPORTER=tree: this tree's exporter (make -C exporter) and deploy/systemd's unit instead of the package: how
+# scripts/mutations.txt's entries for this suite bring a mutation of exporter/ or deploy/ into the guest.
+if [ "${E2E_EXPORTER:-}" = tree ]; then
+	make -s -C "$TOP/exporter" cachestat_exporter >&2 || die "make -C exporter failed"
+	export E2E_EXPORTER=$TOP/exporter/cachestat_exporter
+fi
 dir=$("$E2E_DIR/build-stock-kernel.sh" "$flavour" | tail -n 1) || die "build-stock-kernel.sh $flavour failed"
 log "stock kernel $flavour: linux-image-amd64 $(cat "$dir/version"), $(cat "$dir/release")"
 
