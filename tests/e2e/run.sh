@@ -172,6 +172,14 @@ case_3() {
 	until_true 60 "refaults of /$cg after re-reading" "cachestat_cgroup_workingset_refault_file_total{$sel}" \
 		"v - $r0 >= 1024"
 	t1=$(pv "cachestat_cgroup_workingset_refault_file_total{$sel}")
+	if on_mincore; then
+		# Bookworm's 6.1 counted 10 of 3,140 refaults on node 1, the rest on node 0 where the pages were evicted:
+		# its attribution is not that of the patched kernel (kernel/ patch 0002).
+		note "refaults on node 1: $(pv "cachestat_cgroup_node_workingset_refault_file_total{$sel,node=\"1\"}") of $t1 - $r0"
+		skip_part "refaults on the node of the re-read" "this kernel counts them on the node of the eviction"
+		g remove $cg
+		return 0
+	fi
 	until_true 30 "refaults on node 1" "cachestat_cgroup_node_workingset_refault_file_total{$sel,node=\"1\"}" \
 		"v - $n1 >= 0.9 * ($t1 - $r0)"
 	d0=$(pv "cachestat_cgroup_node_workingset_refault_file_total{$sel,node=\"0\"}")
