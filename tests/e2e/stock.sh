@@ -30,11 +30,10 @@ dir=$("$E2E_DIR/build-stock-kernel.sh" "$flavour" | tail -n 1) || die "build-sto
 log "stock kernel $flavour: linux-image-amd64 $(cat "$dir/version"), $(cat "$dir/release")"
 
 cases=${E2E_CASES:-1 8 11 15}
-# Every case: QEMU's lifetime cap (vm.sh's 1800 s) killed the mainline guest in case 5 of 15 on a busy host.
-if [ "$cases" = all ]; then
-	cases=
-	export E2E_TIMEOUT=${E2E_TIMEOUT:-3600}
-fi
+[ "$cases" = all ] && cases=
+# More than the subset: QEMU's lifetime cap (vm.sh's 1800 s) killed the guest in case 5 of 15 on a busy host (ready
+# after 644 s, two to eight minutes a case), and in the ninth of ten cases.
+[ -z "${E2E_CASES:-}" ] || export E2E_TIMEOUT=${E2E_TIMEOUT:-3600}
 # numa=fake needs CONFIG_NUMA_EMU; without it the guest has one node and case 3 (refaults per node) fails.
 grep -q '^CONFIG_NUMA_EMU=y' "$dir/config" || log "stock kernel $flavour: no CONFIG_NUMA_EMU: one NUMA node"
 
