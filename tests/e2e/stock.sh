@@ -7,9 +7,9 @@
 # container's file (8), the package's service (11), its hardened unit on this kernel (15). E2E_CASES=all runs every
 # case; the rest of run.sh's environment applies (E2E_OCI unset is none here, set and empty builds
 # the OCI archive of case 12).
-# On these kernels run.sh skips, each counted with its reason: the dirty and evicted parts of cases 2 and 3 where the
-# exporter measures with mincore (it checks instead that those series are absent), and case 7, the kernel suite of
-# the patched kernel.
+# On these kernels run.sh skips, each counted with its reason: where the exporter measures with mincore, the dirty
+# and evicted parts of cases 2 and 3 (it checks instead that those series are absent), case 3's refaults per node
+# and case 6's dashboard queries of those families; on both, case 7, the kernel suite of the patched kernel.
 # Usage: E2E_STOCK=bookworm|mainline stock.sh
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
