@@ -94,7 +94,8 @@ run() {
 	local t
 	for t in "$@"; do
 		case $t in
-		sh:*) (cd "$scratch" && bash -c "${t#sh:}") >"$scratch/test.log" 2>&1 || { echo "$t"; return 1; } ;;
+		# stdin is the list being read: a command that reads it (ssh does) would eat the entries after its own
+		sh:*) (cd "$scratch" && bash -c "${t#sh:}") </dev/null >"$scratch/test.log" 2>&1 || { echo "$t"; return 1; } ;;
 		*) unit "$t" || return 1 ;;
 		esac
 	done

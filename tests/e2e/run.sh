@@ -31,6 +31,16 @@ skip_case() {
 	exit 3
 }
 note() { echo "  $*"; }
+# skip_part WHAT WHY: a part of the case that cannot apply to this kernel, counted as one skip; the case goes on.
+# WHY without parentheses: the last pair is where run_case reads the reason.
+skip_part() {
+	echo "skip - $1 ($2)" >>"$RUN/case-$case_n.results"
+	note "skipped: $1: $2"
+}
+# on_mincore: the exporter measures with mincore(2) here (a kernel without cachestat, E2E_ABI=mincore): cached
+# bytes only, the dirty, writeback and evicted families absent.
+on_mincore() { [ "$E2E_ABI" = mincore ]; }
+NO_CACHESTAT="this kernel has no cachestat, and mincore sees only whether a page is cached"
 
 # g CMD...: the guest helper (guest-helper.sh) over ssh.
 g() { vm_ssh e2e-guest "$@"; }
@@ -105,6 +115,16 @@ case_2() {
 	vm_ssh 'mkdir -p /scratch/e2e/2 && sysctl -q -w vm.dirty_expire_centisecs=60000 vm.dirty_writeback_centisecs=60000' ||
 		fail_case "sysctl"
 	g cgroup $cg && g write-hold $cg $f 16 || fail_case "workload setup"
+	if on_mincore; then
+		# What applies here: the written pages are cached, and the dirty family is absent, not zero.
+		until_true 60 "cached bytes of /$cg before fsync" "cachestat_cgroup_cached_bytes{cgroup=\"/$cg\"}" \
+			"v >= 0.9 * 16 * $MIB"
+		until_absent 10 "no dirty series of /$cg" "cachestat_cgroup_dirty_bytes{cgroup=\"/$cg\"}"
+		skip_part "dirty bytes before and after fsync" "$NO_CACHESTAT"
+		vm_ssh 'sysctl -q -w vm.dirty_expire_centisecs=3000 vm.dirty_writeback_centisecs=500'
+		g remove $cg
+		return 0
+	fi
 	until_true 60 "dirty bytes of /$cg before fsync" "cachestat_cgroup_dirty_bytes{cgroup=\"/$cg\"}" \
 		"v >= 0.9 * 16 * $MIB"
 	vm_ssh "sync $f" || fail_case "fsync"
@@ -137,16 +157,29 @@ case_3() {
 	g reclaim $cg $((8 * MIB))
 	note "after reclaim: $(vm_ssh "grep -E '^(active|inactive)_file' /sys/fs/cgroup/$cg/memory.stat" | tr '\n' ' ')"
 	until_true 60 "cached bytes after reclaim" "cachestat_cgroup_cached_bytes{$sel}" "v <= $c0 - 4 * $MIB"
-	until_true 30 "evicted bytes after reclaim" "cachestat_cgroup_evicted_bytes{$sel}" "v >= 4 * $MIB"
-	# Recently evicted: the evicted pages that the refault-distance test still counts in the workingset.
-	until_true 30 "recently evicted bytes after reclaim" "cachestat_cgroup_recently_evicted_bytes{$sel}" \
-		"v > $e0"
+	if on_mincore; then
+		until_absent 10 "no evicted series of /$cg" "cachestat_cgroup_evicted_bytes{$sel}"
+		skip_part "evicted and recently evicted bytes after reclaim" "$NO_CACHESTAT"
+	else
+		until_true 30 "evicted bytes after reclaim" "cachestat_cgroup_evicted_bytes{$sel}" "v >= 4 * $MIB"
+		# Recently evicted: the evicted pages that the refault-distance test still counts in the workingset.
+		until_true 30 "recently evicted bytes after reclaim" "cachestat_cgroup_recently_evicted_bytes{$sel}" \
+			"v > $e0"
+	fi
 
 	# Re-read from the same cgroup with its memory on node 1: the refaults belong to node 1.
 	g read $cg $f 1 || fail_case "re-read"
 	until_true 60 "refaults of /$cg after re-reading" "cachestat_cgroup_workingset_refault_file_total{$sel}" \
 		"v - $r0 >= 1024"
 	t1=$(pv "cachestat_cgroup_workingset_refault_file_total{$sel}")
+	if on_mincore; then
+		# Bookworm's 6.1 counted 10 of 3,140 refaults on node 1, the rest on node 0 where the pages were evicted:
+		# its attribution is not that of the patched kernel (kernel/ patch 0002).
+		note "refaults on node 1: $(pv "cachestat_cgroup_node_workingset_refault_file_total{$sel,node=\"1\"}") of $t1 - $r0"
+		skip_part "refaults on the node of the re-read" "this kernel counts them on the node of the eviction"
+		g remove $cg
+		return 0
+	fi
 	until_true 30 "refaults on node 1" "cachestat_cgroup_node_workingset_refault_file_total{$sel,node=\"1\"}" \
 		"v - $n1 >= 0.9 * ($t1 - $r0)"
 	d0=$(pv "cachestat_cgroup_node_workingset_refault_file_total{$sel,node=\"0\"}")
@@ -242,7 +275,7 @@ rules_loaded() { [ "$(prom_api rules | jq '.data.groups | length')" = "$1" ]; }
 
 # Every query of the dashboard, with its variables set to this guest's job and instance, returns data.
 dashboard_queries() {
-	local cgroup=$1 job instance list q n=0 empty=0 expr c
+	local cgroup=$1 job instance list q n=0 empty=0 absent=0 expr c
 	job=$(prom_api query --data-urlencode 'query=cachestat_build_info' | jq -r '.data.result[0].metric.job')
 	instance=$(prom_api query --data-urlencode 'query=cachestat_build_info' | jq -r '.data.result[0].metric.instance')
 	list=$(dashboard_query_list) || return 1
@@ -256,13 +289,18 @@ dashboard_queries() {
 			-e "s/\\\$namespace/.*/g; s/\\\$pod/.*/g; s/\\\$container/.*/g" \
 			-e "s|\\\$cgroup|$c|g; s|\\\${cgroup}|$c|g; s|\\\${cgroup:regex}|$c|g")
 		n=$((n + 1))
-		if [ "$(pcount "$expr")" = 0 ]; then
+		if on_mincore && [[ $q =~ cachestat_(cgroup|file)_(dirty|writeback|evicted|recently_evicted)_bytes ]]; then
+			note "not on this kernel (mincore, $NO_CACHESTAT): $expr"
+			absent=$((absent + 1))
+		elif [ "$(pcount "$expr")" = 0 ]; then
 			note "no data: $expr"
 			empty=$((empty + 1))
 		fi
 	done <<<"$list"
 	[ "$n" -gt 0 ] || { note "no dashboard queries found"; return 1; }
-	note "dashboard queries with data: $((n - empty)) of $n"
+	note "dashboard queries with data: $((n - empty - absent)) of $n"
+	[ "$absent" -eq 0 ] ||
+		skip_part "$absent dashboard queries of the dirty, writeback and evicted families" "$NO_CACHESTAT"
 	[ "$empty" -eq 0 ]
 }
 dashboard_query_list() {
@@ -272,6 +310,9 @@ dashboard_query_list() {
 # Case 7: the kernel's own tests (kernel/tests/README.md), in this same boot, on the scratch ext4 disk.
 case_7() {
 	local dir out rc summary
+	# Its programs test the patched kernel's cachestat (the seed's call form first); a stock kernel is not it.
+	[ "$E2E_ABI" = both ] ||
+		skip_case "the kernel suite tests the patched kernel; $(vm_ssh 'uname -r') is a stock one (abi=$E2E_ABI)"
 	[ -x "$TOP/kernel/tests/build.sh" ] || skip_case "no kernel/tests/build.sh"
 	dir=$("$TOP/kernel/tests/build.sh" 2>"$RUN/kernel-tests-build.log" | tail -n 1) && [ -d "$dir" ] ||
 		fail_case "kernel/tests/build.sh failed (see $RUN/kernel-tests-build.log)"
@@ -643,6 +684,7 @@ k8s_scope() {
 run_case() {
 	local n=$1 name=$2 start=$SECONDS rc log=$RUN/case-$1.log results=$RUN/case-$1.results line
 	: >"$results"
+	case_n=$n
 	( "case_$n" ) >"$log" 2>&1
 	rc=$?
 	# Whatever the outcome, the case's workloads must not weigh on the next one.
@@ -659,7 +701,7 @@ run_case() {
 		esac
 	done <"$results"
 	case $rc in
-	0) [ -s "$results" ] || pass "$n $name ($took s)" ;;
+	0) grep -q '^\(not \)\?ok - ' "$results" || pass "$n $name ($took s)" ;;
 	3) skip "$n $name" "$(grep '^SKIP: ' "$log" | tail -n 1 | cut -c7-)" ;;
 	*) grep -q '^not ok - ' "$results" || fail "$n $name ($took s): $(grep '^FAIL: ' "$log" | tail -n 1 | cut -c7-)"
 	   sed 's/^/    /' "$log" | tail -n 15 ;;
@@ -690,8 +732,10 @@ e2e_finish() {
 	trap - EXIT
 	if vm_alive; then
 		vm_ssh 'journalctl -b --no-pager' >"$RUN/journal.log" 2>/dev/null
-		vm_ssh 'systemd-analyze; systemd-analyze blame | head -n 25; cloud-init analyze blame' \
-			>"$RUN/boot-analysis.log" 2>&1
+		vm_ssh 'systemd-analyze; systemd-analyze blame | head -n 25' >"$RUN/boot-analysis.log" 2>&1
+		# cloud-init's own analysis, of its log, on the host: Python under TCG is the guest's slowest work.
+		vm_ssh 'cat /var/log/cloud-init.log' >"$RUN/cloud-init.log" 2>/dev/null &&
+			cloud-init analyze blame -i "$RUN/cloud-init.log" >>"$RUN/boot-analysis.log" 2>&1
 	fi
 	vm_stop
 	for n in $cases; do
