@@ -12,6 +12,8 @@ struct owner {
 	size_t counted; /* first pass, up to max_per_owner + 1 */
 	size_t allowed;
 	size_t seen;    /* second pass */
+	bool pruned;    /* the second pass left some of it out */
+	bool pruned_for_room; /* ... under its own cap: for want of the node's room */
 };
 
 struct cgcap {
@@ -20,7 +22,9 @@ struct cgcap {
 	struct owner *owners;
 	size_t n_owners, cap_owners;
 	size_t root_counted, root_allowed, root_seen;
+	size_t spare;    /* the node's cap less the plan: room for cgroups made between the passes */
 	bool root_over;  /* the first pass stopped at the node's cap on root's own */
+	bool root_pruned; /* the second pass left some of root's own out */
 };
 
 int cgcap_new(const struct cgcap_limits *limits, struct cgcap **ret)
@@ -153,6 +157,7 @@ void cgcap_plan(struct cgcap *c)
 		}
 		unmet -= met;
 	}
+	c->spare = c->lim.max_cgroups - cgcap_planned(c);
 }
 
 size_t cgcap_planned(const struct cgcap *c)
@@ -164,6 +169,18 @@ size_t cgcap_planned(const struct cgcap *c)
 	return n;
 }
 
+/*
+ * Whether a cgroup past its plan, made between the two passes (a pod started mid-scan), still
+ * fits: in the node's spare room, and for an owner that got all it asked for, within its cap.
+ */
+static bool fits_spare(struct cgcap *c, const struct owner *o)
+{
+	if (c->spare == 0 || (o && (o->allowed < demand(c, o) || o->seen > c->lim.max_per_owner)))
+		return false;
+	c->spare--;
+	return true;
+}
+
 int cgcap_admit(struct cgcap *c, unsigned depth, uid_t uid)
 {
 	bool top;
@@ -171,17 +188,26 @@ int cgcap_admit(struct cgcap *c, unsigned depth, uid_t uid)
 
 	if (o == -ENOENT || o == -ENOMEM)
 		return prune(top || o == -ENOENT);
-	if (o < 0)
-		return ++c->root_seen > c->root_allowed ? CGROUPS_WALK_PRUNE_REST : 0;
-	return ++c->owners[o].seen > c->owners[o].allowed ? prune(top) : 0;
+	if (o < 0) {
+		if (++c->root_seen <= c->root_allowed || fits_spare(c, NULL))
+			return 0;
+		c->root_pruned = true;
+		return CGROUPS_WALK_PRUNE_REST;
+	}
+	if (++c->owners[o].seen <= c->owners[o].allowed || fits_spare(c, &c->owners[o]))
+		return 0;
+	c->owners[o].pruned = true;
+	if (c->owners[o].seen <= c->lim.max_per_owner)
+		c->owners[o].pruned_for_room = true;
+	return prune(top);
 }
 
 bool cgcap_node_cut(const struct cgcap *c)
 {
-	if (c->root_over || c->root_seen > c->root_allowed)
+	if (c->root_over || c->root_pruned)
 		return true;
 	for (size_t i = 0; i < c->n_owners; i++)
-		if (c->owners[i].allowed < demand(c, &c->owners[i]))
+		if (c->owners[i].allowed < demand(c, &c->owners[i]) || c->owners[i].pruned_for_room)
 			return true;
 	return false;
 }
@@ -193,7 +219,7 @@ size_t cgcap_owners_cut(const struct cgcap *c, uid_t *uids, size_t n)
 	for (size_t i = 0; i < c->n_owners; i++) {
 		const struct owner *o = &c->owners[i];
 
-		if (o->counted <= o->allowed && o->seen <= o->allowed)
+		if (o->counted <= o->allowed && !o->pruned)
 			continue;
 		if (k < n)
 			uids[k] = o->uid;

@@ -142,6 +142,51 @@ static void test_node_cap(void **state)
 	cgcap_free(c);
 }
 
+/*
+ * Cgroups made between the two passes (a pod started mid-scan, a user's new scope) are kept
+ * while the node has room and their owner is under its cap, and nothing is said to be cut;
+ * past the room they are left out, and that is said.
+ */
+static void test_born_between_passes(void **state)
+{
+	/* the tree with one more of root's own at the end and one more of 1001's */
+	static const struct node later[] = {
+		{ 0, 0 },
+		{ 1, 0 },    { 2, 0 },    { 2, 0 },
+		{ 1, 1000 }, { 2, 1000 }, { 2, 1000 }, { 3, 100000 }, { 2, 1000 }, { 2, 1000 },
+		{ 1, 1001 }, { 2, 1001 }, { 2, 1001 },
+		{ 1, 0 },    { 1, 0 },
+	};
+	struct cgcap_limits lim = { .max_cgroups = 100, .max_per_owner = 100 };
+	bool kept[N], kept_later[sizeof(later) / sizeof(later[0])];
+	uid_t uids[4];
+	struct cgcap *c;
+
+	(void)state;
+	assert_int_equal(cgcap_new(&lim, &c), 0);
+	walk(c, tree, N, false, kept);
+	cgcap_plan(c);
+	walk(c, later, sizeof(later) / sizeof(later[0]), true, kept_later);
+	for (size_t i = 0; i < sizeof(later) / sizeof(later[0]); i++)
+		assert_true(kept_later[i]);
+	assert_false(cgcap_node_cut(c));
+	assert_int_equal(cgcap_owners_cut(c, uids, 4), 0);
+	cgcap_free(c);
+
+	/* a node cap the first pass filled exactly: no room, the newcomers are left out and said */
+	lim.max_cgroups = N;
+	assert_int_equal(cgcap_new(&lim, &c), 0);
+	walk(c, tree, N, false, kept);
+	cgcap_plan(c);
+	walk(c, later, sizeof(later) / sizeof(later[0]), true, kept_later);
+	assert_false(kept_later[12]); /* 1001's newcomer */
+	assert_false(kept_later[14]); /* root's newcomer */
+	assert_true(cgcap_node_cut(c));
+	assert_int_equal(cgcap_owners_cut(c, uids, 4), 1);
+	assert_int_equal(uids[0], 1001);
+	cgcap_free(c);
+}
+
 /* The first pass stops reading an owner's directories past its cap: bounded whatever it made. */
 static void test_count_bounded(void **state)
 {
@@ -174,6 +219,7 @@ int main(void)
 		cmocka_unit_test(test_owner_cap),
 		cmocka_unit_test(test_node_cap),
 		cmocka_unit_test(test_count_bounded),
+		cmocka_unit_test(test_born_between_passes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
