@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # make kernel-series: the series in posting form, in $BUILD_ROOT/kernel/posting/ (or DIR):
-#   0000-cover-letter.patch   [PATCH v4 0/N]: what the series is, the changes since v2, the test
+#   0000-cover-letter.patch   [PATCH v5 0/N]: what the series is, the changes since v2, the test
 #                             results of the last kernel/scripts/test.sh run, the diffstat
-#   0001-....patch ...        the patches of kernel/patches/series as [PATCH v4 i/N]
+#   0001-....patch ...        the patches of kernel/patches/series as [PATCH v5 i/N]
 # Each patch is checked with checkpatch.pl --strict when an unpacked tree is at hand (commit
 # ids are not looked up: the unpacked tarball has no mainline history).
 #
@@ -22,7 +22,7 @@ main() {
 	for p in "${patches[@]}"; do
 		i=$((i + 1))
 		name=${p##*/}
-		sed -E "1,/^Subject:/ s/^Subject: \[PATCH[^]]*\]/Subject: [PATCH v4 $i\/$n]/" "$p" >"$out/$name"
+		sed -E "1,/^Subject:/ s/^Subject: \[PATCH[^]]*\]/Subject: [PATCH v5 $i\/$n]/" "$p" >"$out/$name"
 	done
 
 	# The cover letter is dated one second before the first patch.
@@ -33,7 +33,7 @@ main() {
 		echo "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001"
 		echo "From: Seed 847dbd9a maintainers <maintainers@users.noreply.a-seed-847dbd9a.example>"
 		echo "Date: $date"
-		echo "Subject: [PATCH v4 0/$n] cachestat: a syscall to query the page cache state of files"
+		echo "Subject: [PATCH v5 0/$n] cachestat: a syscall to query the page cache state of files"
 		echo
 		cat "$KERNEL_DIR/patches/cover-letter.txt"
 		echo
