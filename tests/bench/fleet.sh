@@ -138,8 +138,25 @@ now=$(date +%s)
 samples_end=$(metric prometheus_tsdb_head_samples_appended_total)
 head_series=$(metric prometheus_tsdb_head_series)
 rss=$(metric process_resident_memory_bytes)
-# an instant both stores have: remote_write is a few seconds behind (a short run: 10 s)
-ts=$((now - (seconds < 60 ? 10 : 30)))
+# an instant both stores have: just after the last scrape of every target that remote_write has
+# brought to victoria-metrics too (it lags a few seconds; a short run under load may end before its first
+# scrape reached both, hence the wait)
+last_scrape() {
+	curl -s "$1/api/v1/query" --data-urlencode 'query=min(timestamp(up{job="cachestat"}))' |
+		python3 -c 'import json, sys
+r = json.load(sys.stdin)["data"]["result"]
+print(int(float(r[0]["value"][1])) + 1 if r else "")' 2>/dev/null
+}
+ts=
+for _ in $(seq 60); do
+	a=$(last_scrape "$prom") b=$(last_scrape "$vm")
+	if [ -n "$a" ] && [ -n "$b" ]; then
+		ts=$((a < b ? a : b))
+		break
+	fi
+	sleep 1
+done
+[ -n "$ts" ] || { echo "bench-fleet: no scrape reached both stores within 60 s of the run's end" >&2; exit 1; }
 
 # ---- the dashboard's queries, against both ----
 inst=127.0.0.11:$exporter_port
