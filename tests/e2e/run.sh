@@ -275,7 +275,7 @@ rules_loaded() { [ "$(prom_api rules | jq '.data.groups | length')" = "$1" ]; }
 
 # Every query of the dashboard, with its variables set to this guest's job and instance, returns data.
 dashboard_queries() {
-	local cgroup=$1 job instance list q n=0 empty=0 absent=0 expr c
+	local cgroup=$1 job instance list q n=0 empty=0 absent=0 lacks=0 expr c
 	job=$(prom_api query --data-urlencode 'query=cachestat_build_info' | jq -r '.data.result[0].metric.job')
 	instance=$(prom_api query --data-urlencode 'query=cachestat_build_info' | jq -r '.data.result[0].metric.instance')
 	list=$(dashboard_query_list) || return 1
@@ -292,13 +292,22 @@ dashboard_queries() {
 		if on_mincore && [[ $q =~ cachestat_(cgroup|file)_(dirty|writeback|evicted|recently_evicted)_bytes ]]; then
 			note "not on this kernel (mincore, $NO_CACHESTAT): $expr"
 			absent=$((absent + 1))
+		elif [[ $q == *cachestat_collector_unavailable_info* || $q =~ abi=\"(mincore|none)\" ]]; then
+			# the top panel's: what a node lacks, empty where it lacks nothing. Our kernel
+			# with cgroup v2, its memory controller and PSI lacks nothing.
+			lacks=$((lacks + 1))
+			if ! on_mincore && [ "$(pcount "$expr")" != 0 ]; then
+				note "the top panel says this node lacks something: $expr"
+				empty=$((empty + 1))
+			fi
 		elif [ "$(pcount "$expr")" = 0 ]; then
 			note "no data: $expr"
 			empty=$((empty + 1))
 		fi
 	done <<<"$list"
 	[ "$n" -gt 0 ] || { note "no dashboard queries found"; return 1; }
-	note "dashboard queries with data: $((n - empty - absent)) of $n"
+	note "dashboard queries with data: $((n - empty - absent - lacks)) of $n ($lacks of the top panel's," \
+		"what this node lacks: none expected here)"
 	[ "$absent" -eq 0 ] ||
 		skip_part "$absent dashboard queries of the dirty, writeback and evicted families" "$NO_CACHESTAT"
 	[ "$empty" -eq 0 ]
