@@ -622,8 +622,31 @@ static void lookup_done(struct lookup *lk)
 }
 
 /* Starts a lookup at the layer roots (borrowed); their devices are s->dev, else fstat()ed. */
+/*
+ * The devices of the n layer roots fds, each checked to be a directory, into *ret: allocated
+ * here and the caller's to free, on failure too.
+ */
+static int layer_root_devs(const int *fds, size_t n, dev_t **ret)
+{
+	dev_t *dev = calloc(n, sizeof(*dev));
+
+	*ret = dev;
+	if (!dev)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+
+		if (fstat(fds[i], &st) < 0 || !S_ISDIR(st.st_mode))
+			return -EXDEV;
+		dev[i] = st.st_dev;
+	}
+	return 0;
+}
+
 static int lookup_init(struct lookup *lk, const struct overlay_stack *s)
 {
+	int r;
+
 	*lk = (struct lookup){ .s = s, .dev = s->dev };
 	lk->dir = malloc(s->n_merge * sizeof(*lk->dir));
 	if (!lk->dir)
@@ -632,17 +655,9 @@ static int lookup_init(struct lookup *lk, const struct overlay_stack *s)
 		lk->dir[i] = s->fds[i];
 	if (lk->dev)
 		return 0;
-	lk->dev = lk->dev_own = calloc(s->n, sizeof(*lk->dev_own));
-	if (!lk->dev_own)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->n; i++) {
-		struct stat st;
-
-		if (fstat(s->fds[i], &st) < 0 || !S_ISDIR(st.st_mode))
-			return -EXDEV;
-		lk->dev_own[i] = st.st_dev;
-	}
-	return 0;
+	r = layer_root_devs(s->fds, s->n, &lk->dev_own);
+	lk->dev = lk->dev_own;
+	return r;
 }
 
 /* Steps through the directories of dir ("a/b", "" for none) in every layer. */
@@ -1084,17 +1099,7 @@ static struct mount_entry *cache_put(struct overlay_cache *c, struct mount_entry
 /* The layer roots' devices, each checked to be a directory. */
 static int layer_devs(struct mount_entry *e)
 {
-	e->dev = calloc(e->n, sizeof(*e->dev));
-	if (!e->dev)
-		return -ENOMEM;
-	for (size_t i = 0; i < e->n; i++) {
-		struct stat st;
-
-		if (fstat(e->fds[i], &st) < 0 || !S_ISDIR(st.st_mode))
-			return -EXDEV;
-		e->dev[i] = st.st_dev;
-	}
-	return 0;
+	return layer_root_devs(e->fds, e->n, &e->dev);
 }
 
 /*
