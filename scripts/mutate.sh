@@ -113,8 +113,9 @@ prepare() {
 	}
 	scratch=$(mktemp -d "${TMPDIR:-/tmp}/cse-mutate.XXXXXX")
 	trap 'rm -rf "$scratch"' EXIT
-	# The copy keeps the mtimes, and so the unit tests already built under exporter/build.
-	cp -a "$top/exporter" "$top/tests" "$top/scripts" "$top/dashboards" "$top/deploy" "$top/docs" "$scratch/"
+	# The whole tree but .git (the checks read README.md, the Makefile, .shellcheckrc); the copy keeps
+	# the mtimes, and so the unit tests already built under exporter/build.
+	find "$top" -mindepth 1 -maxdepth 1 ! -name .git -exec cp -a {} "$scratch/" \;
 	rm -f "$scratch/exporter/cachestat_exporter"
 
 	# The baseline: every test of the list passes on the code as it is.
