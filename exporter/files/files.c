@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "base/util.h"
@@ -247,6 +249,15 @@ bool files_mount_excluded(struct files_ctx *ctx, int piddir, uint64_t mnt_id)
 	return files_mount_skip(ctx, piddir, mnt_id) != _SKIP_MAX;
 }
 
+/* The scan's overlay mounts (overlay.h), made at the first file on overlayfs. */
+static int overlay_cache_get(struct files_ctx *ctx)
+{
+	if (ctx->overlays)
+		return 0;
+	return overlay_cache_new(ctx->fstypes ? ctx->fstypes->lim.max_layers
+					      : FSTYPES_DEFAULT_MAX_LAYERS, &ctx->overlays);
+}
+
 /*
  * The real file of e, a file on overlayfs (see overlay_resolve()). A configured path's file is
  * looked up by the path the exporter opened it by, then, where that fails (a symlink on the
@@ -259,13 +270,6 @@ static int resolve_overlay(struct files_ctx *ctx, const struct files_entry *e, i
 	int pid = 0, r = -EXDEV;
 	ssize_t n;
 
-	if (!ctx->overlays) {
-		r = overlay_cache_new(ctx->fstypes ? ctx->fstypes->lim.max_layers
-						   : FSTYPES_DEFAULT_MAX_LAYERS, &ctx->overlays);
-		if (r < 0)
-			return r;
-		r = -EXDEV;
-	}
 	if (e->proc_link && sscanf(e->proc_link, "%d/", &pid) != 1)
 		pid = 0;
 	/* e->st may hold the identity, type and size alone: the resolver stats it whole */
@@ -284,22 +288,15 @@ static int resolve_overlay(struct files_ctx *ctx, const struct files_entry *e, i
 }
 
 /*
- * A file on overlayfs: cachestat(2) of the overlay inode sees no pages (they are on the real
- * upper or lower inode), so the real file is visited in its place, deduplicated by its own
- * (dev, ino); one that cannot be found for sure is skipped, never counted as a zero.
- * memo: e was taken for an overlay's by its device alone (-EMEDIUMTYPE: it is not).
+ * Visits the real file (fd, st) that resolving e gave, r being what the resolver returned:
+ * deduplicated by its own identity; one not found for sure is skipped and counted.
  */
-static int visit_overlay(struct files_ctx *ctx, const struct files_entry *e, bool memo)
+static int visit_resolved(struct files_ctx *ctx, const struct files_entry *e, int r, int fd,
+			  const struct stat *st)
 {
-	_cleanup_close_ int fd = -1;
 	struct files_entry real = *e;
-	struct stat st;
-	int r;
 
-	r = resolve_overlay(ctx, e, &fd, &st);
 	if (r == -ENOMEM)
-		return r;
-	if (r == -EMEDIUMTYPE && memo)
 		return r;
 	if (r == -E2BIG && ctx->fstypes)
 		ctx->fstypes->capped[FSTYPES_CAP_LAYERS]++;
@@ -308,12 +305,86 @@ static int visit_overlay(struct files_ctx *ctx, const struct files_entry *e, boo
 								       : SKIP_OVERLAY_UNRESOLVED);
 		return 0;
 	}
-	r = fileset_add(&ctx->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	r = fileset_add(&ctx->seen, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
 	if (r <= 0)
 		return r;
 	real.fd = fd;
-	real.st = &st;
+	real.st = st;
 	return ctx->visit(ctx, &real);
+}
+
+/*
+ * A file on overlayfs: cachestat(2) of the overlay inode sees no pages (they are on the real
+ * upper or lower inode), so the real file is visited in its place, deduplicated by its own
+ * (dev, ino); one that cannot be found for sure is skipped, never counted as a zero.
+ * memo: e was taken for an overlay's by its device alone (-EMEDIUMTYPE: it is not).
+ */
+static int visit_overlay(struct files_ctx *ctx, const struct files_entry *e, bool memo)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int r;
+
+	r = overlay_cache_get(ctx);
+	if (r < 0)
+		return r;
+	r = resolve_overlay(ctx, e, &fd, &st);
+	if (r == -EMEDIUMTYPE && memo)
+		return r;
+	return visit_resolved(ctx, e, r, fd, &st);
+}
+
+/*
+ * The statx of name in dirfd that files_visit_overlay_at() needs: 1, or 0 when skipped (counted),
+ * or -EXDEV for a name on another mount.
+ */
+static int overlay_entry_statx(struct files_ctx *ctx, int dirfd, const char *name,
+			       struct statx *ret)
+{
+	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
+		  overlay_statx_mask, ret) < 0) {
+		files_skip(ctx, files_skip_reason_of(errno));
+		return 0;
+	}
+	/* a file mounted over the name, or a kernel that cannot say */
+	if (!(ret->stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+	    (ret->stx_attributes & STATX_ATTR_MOUNT_ROOT))
+		return -EXDEV;
+	if (!S_ISREG(ret->stx_mode)) {
+		files_skip(ctx, SKIP_NOT_REGULAR);
+		return 0;
+	}
+	return 1;
+}
+
+int files_visit_overlay_at(struct files_ctx *ctx, uint64_t mnt_id, int dirfd,
+			   const struct stat *dir, const char *name, const char *path)
+{
+	_cleanup_close_ int fd = -1;
+	struct statx stx;
+	struct stat st;
+	uint64_t outer;
+	int r;
+
+	r = overlay_entry_statx(ctx, dirfd, name, &stx);
+	if (r <= 0)
+		return r;
+	/* deduplicated by the overlay's identity too, as files_admit() does */
+	r = fileset_add(&ctx->seen, makedev(stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino);
+	if (r <= 0)
+		return r;
+	r = overlay_cache_get(ctx);
+	if (r < 0)
+		return r;
+	if (quarantine_holds(mnt_id)) {
+		files_skip(ctx, SKIP_MOUNT_STUCK);
+		return 0;
+	}
+	outer = quarantine_enter(mnt_id);
+	r = overlay_resolve_at(ctx->overlays, ctx->procfs_fd, dirfd, dir, path, &stx, &fd, &st);
+	r = visit_resolved(ctx, &(const struct files_entry){ .fd = -1, .path = path }, r, fd, &st);
+	quarantine_leave(outer);
+	return r;
 }
 
 /* A file files_cachestat() knows the answer for: visited without opening it again. */

@@ -934,14 +934,15 @@ static int open_stack(int procfs_fd, pid_t pid, const struct overlay_layers *ly,
 
 /* ---- the scan's mounts, their layers open ---- */
 
-/* statx(2)'s mount id that is never reused (Linux 6.8), where the headers lack it. */
-#ifndef STATX_MNT_ID_UNIQUE
-#define STATX_MNT_ID_UNIQUE 0x00004000U
-#endif
-
 /* What a file on overlayfs needs of its statx: overlay_lookup()'s checks. */
 #define OVERLAY_STATX_NEEDED \
 	(STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE | STATX_BLOCKS | STATX_MTIME)
+
+/*
+ * And its mount: a kernel with unique mount ids gives that one (and not the other), an older
+ * one the mount id, so that no second statx asks for it.
+ */
+const unsigned int overlay_statx_mask = OVERLAY_STATX_NEEDED | STATX_MNT_ID | STATX_MNT_ID_UNIQUE;
 
 /*
  * One overlay mount of a mount namespace, its layers open: what every file of the mount shares.
@@ -964,6 +965,7 @@ struct mount_entry {
 	int *dir_fds;       /* it in each merge layer (lookup's dir), or NULL */
 	char *path_dir;     /* the directory of the last file's path in our view (pid 0), or NULL */
 	int path_dir_fd;    /* it, O_PATH */
+	uint64_t path_dir_dev, path_dir_ino; /* its identity */
 	size_t cost;        /* descriptors it may hold: n, n_merge for dir_fds, path_dir_fd */
 };
 
@@ -1148,11 +1150,10 @@ static int mount_get(struct overlay_cache *c, int procfs_fd, pid_t pid, int fd,
 	struct mount_entry *e;
 	int id = 0, r;
 
-	if (!unique) {
-		r = mount_id_of(fd, &id);
-		if (r < 0)
-			return r;
-	}
+	if (!unique && (stx->stx_mask & STATX_MNT_ID))
+		id = (int)stx->stx_mnt_id;
+	else if (!unique && (r = mount_id_of(fd, &id)) < 0)
+		return r;
 	e = cache_find(c, ns, unique ? stx->stx_mnt_id : (uint64_t)id, unique);
 	if (e) {
 		*ret = e;
@@ -1174,31 +1175,64 @@ static int mount_get(struct overlay_cache *c, int procfs_fd, pid_t pid, int fd,
 }
 
 /*
- * same_file_in_ns() for our own view, the directory of path kept open for the files after it:
- * each file's name is then looked up in that directory, as its path named it at the scan's
- * first file there (the layers' directories are kept alike: mount_lookup()).
+ * The directory of path (our own view) kept open in e for the files after it, with its
+ * identity: *ret_name is path's last name. -EXDEV for a path without one.
  */
-static int same_file_here(struct mount_entry *e, const char *path, const struct stat *st)
+static int path_dir_here(struct mount_entry *e, const char *path, const char **ret_name)
 {
-	_cleanup_free_ char *dir = strdup(path);
-	struct stat fst;
-	char *name;
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir = NULL;
+	struct stat st;
+	int fd;
 
+	if (!slash || !slash[1] || slash == path)
+		return -EXDEV;
+	if (e->path_dir && strlen(e->path_dir) == (size_t)(slash - path) &&
+	    strncmp(e->path_dir, path, (size_t)(slash - path)) == 0) {
+		*ret_name = slash + 1;
+		return 0;
+	}
+	dir = strndup(path, (size_t)(slash - path));
 	if (!dir)
 		return -ENOMEM;
-	name = strrchr(dir, '/');
-	if (!name || !name[1] || name == dir)
-		return same_file_in_ns(-1, 0, path, st);
-	*name++ = '\0';
-	if (!e->path_dir || strcmp(e->path_dir, dir) != 0) {
-		int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-		if (fd < 0)
-			return errno == ENOMEM ? -ENOMEM : -EXDEV;
-		mount_path_dir_drop(e);
-		e->path_dir = TAKE_PTR(dir);
-		e->path_dir_fd = fd;
+	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOMEM ? -ENOMEM : -EXDEV;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return -EXDEV;
 	}
+	mount_path_dir_drop(e);
+	e->path_dir = TAKE_PTR(dir);
+	e->path_dir_fd = fd;
+	e->path_dir_dev = (uint64_t)st.st_dev;
+	e->path_dir_ino = (uint64_t)st.st_ino;
+	*ret_name = slash + 1;
+	return 0;
+}
+
+/*
+ * same_file_in_ns() for our own view, the directory of path kept open for the files after it:
+ * each file's name is then looked up in that directory, as its path named it at the scan's
+ * first file there (the layers' directories are kept alike: mount_lookup()). dir: the
+ * directory the caller found the file's name in (a walk's), or NULL; when it is the
+ * directory path names, the name needs no second look.
+ */
+static int same_file_here(struct mount_entry *e, const char *path, const struct stat *st,
+			  const struct stat *dir)
+{
+	const char *name;
+	struct stat fst;
+	int r;
+
+	if (!strchr(path + 1, '/'))
+		return same_file_in_ns(-1, 0, path, st);
+	r = path_dir_here(e, path, &name);
+	if (r < 0)
+		return r;
+	if (dir && (uint64_t)dir->st_dev == e->path_dir_dev &&
+	    (uint64_t)dir->st_ino == e->path_dir_ino)
+		return 0;
 	if (fstatat(e->path_dir_fd, name, &fst, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOMEM ? -ENOMEM : -EXDEV;
 	if (fst.st_dev != st->st_dev || fst.st_ino != st->st_ino)
@@ -1206,11 +1240,12 @@ static int same_file_here(struct mount_entry *e, const char *path, const struct 
 	return 0;
 }
 
-/* fd's statx as the struct stat overlay_lookup() checks. */
-static int ovl_statx(int fd, struct statx *stx, struct stat *st)
+/*
+ * A statx (of what overlay_statx_mask asks) as the struct stat overlay_lookup() checks; -EXDEV
+ * when it lacks something.
+ */
+static int ovl_stat_of(const struct statx *stx, struct stat *st)
 {
-	if (statx(fd, "", AT_EMPTY_PATH, OVERLAY_STATX_NEEDED | STATX_MNT_ID_UNIQUE, stx) < 0)
-		return errno == ENOMEM ? -ENOMEM : -EXDEV;
 	if ((stx->stx_mask & OVERLAY_STATX_NEEDED) != OVERLAY_STATX_NEEDED)
 		return -EXDEV;
 	*st = (struct stat){ .st_dev = makedev(stx->stx_dev_major, stx->stx_dev_minor),
@@ -1285,19 +1320,20 @@ static int mount_lookup(struct overlay_cache *c, struct mount_entry *e, const ch
 	return lookup_file(&lk, name, ovl, c->fd_dir, ret_fd, ret_st);
 }
 
-int overlay_resolve(struct overlay_cache *c, int procfs_fd, pid_t pid, const char *path, int fd,
-		    int *ret_fd, struct stat *ret_st)
+/*
+ * The real file of the overlay file whose statx is stx, at path as process pid sees it (pid 0:
+ * our view; dir: the directory we found its name in, or NULL). fd: a descriptor on its mount.
+ */
+static int resolve(struct overlay_cache *c, int procfs_fd, pid_t pid, const char *path, int fd,
+		   const struct statx *stx, const struct stat *dir, int *ret_fd, struct stat *ret_st)
 {
 	_cleanup_(mount_done) struct mount_entry own = { 0 };
 	_cleanup_free_ char *inner = NULL;
 	struct mount_entry *e;
 	struct stat ovl, ns;
-	struct statx stx;
 	int r;
 
-	if (!path || path[0] != '/')
-		return -EXDEV;
-	r = ovl_statx(fd, &stx, &ovl);
+	r = ovl_stat_of(stx, &ovl);
 	if (r < 0)
 		return r;
 	if (!S_ISREG(ovl.st_mode))
@@ -1305,14 +1341,34 @@ int overlay_resolve(struct overlay_cache *c, int procfs_fd, pid_t pid, const cha
 	r = ns_of(c, procfs_fd, pid, &ns);
 	if (r < 0)
 		return r;
-	r = mount_get(c, procfs_fd, pid, fd, &ns, &stx, &e, &own);
+	r = mount_get(c, procfs_fd, pid, fd, &ns, stx, &e, &own);
 	if (r < 0)
 		return r;
 	inner = path_in_overlay(&e->m, path);
 	if (!inner)
 		return -EXDEV;
-	r = pid ? same_file_in_ns(procfs_fd, pid, path, &ovl) : same_file_here(e, path, &ovl);
+	r = pid ? same_file_in_ns(procfs_fd, pid, path, &ovl) : same_file_here(e, path, &ovl, dir);
 	if (r < 0)
 		return r;
 	return mount_lookup(c, e, inner, &ovl, ret_fd, ret_st);
+}
+
+int overlay_resolve(struct overlay_cache *c, int procfs_fd, pid_t pid, const char *path, int fd,
+		    int *ret_fd, struct stat *ret_st)
+{
+	struct statx stx;
+
+	if (!path || path[0] != '/')
+		return -EXDEV;
+	if (statx(fd, "", AT_EMPTY_PATH, overlay_statx_mask, &stx) < 0)
+		return errno == ENOMEM ? -ENOMEM : -EXDEV;
+	return resolve(c, procfs_fd, pid, path, fd, &stx, NULL, ret_fd, ret_st);
+}
+
+int overlay_resolve_at(struct overlay_cache *c, int procfs_fd, int dirfd, const struct stat *dir,
+		       const char *path, const struct statx *stx, int *ret_fd, struct stat *ret_st)
+{
+	if (!path || path[0] != '/')
+		return -EXDEV;
+	return resolve(c, procfs_fd, 0, path, dirfd, stx, dir, ret_fd, ret_st);
 }

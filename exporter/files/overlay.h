@@ -115,3 +115,25 @@ void overlay_cache_free(struct overlay_cache *c);
  */
 int overlay_resolve(struct overlay_cache *c, int procfs_fd, pid_t pid, const char *path, int fd,
 		    int *ret_fd, struct stat *ret_st);
+
+/* statx(2)'s mount id that is never reused (Linux 6.8), where the headers lack it. */
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U
+#endif
+
+/*
+ * What overlay_resolve_at() needs of a statx: the checks' fields and the mount (its unique id
+ * where the kernel has one, else its id).
+ */
+extern const unsigned int overlay_statx_mask;
+
+struct statx;
+
+/*
+ * overlay_resolve() for a file found by name in dirfd (whose fstat is dir), a directory of our
+ * own view on the overlay, at path: from stx, the name's statx (overlay_statx_mask), with no
+ * descriptor of the file itself. Opening an overlay file has overlayfs open its real file too,
+ * the open the resolver makes anyway.
+ */
+int overlay_resolve_at(struct overlay_cache *c, int procfs_fd, int dirfd, const struct stat *dir,
+		       const char *path, const struct statx *stx, int *ret_fd, struct stat *ret_st);

@@ -80,22 +80,28 @@ struct walk_root {
 	 * lower layer.
 	 */
 	bool d_ino_is_st_ino;
+	bool overlay; /* on overlayfs: files_visit_overlay_at() */
 };
 
-static bool fs_d_ino_is_st_ino(int fd)
+/* The walk_root facts that come from the file system's type. */
+static void walk_root_fs_type(int fd, struct walk_root *root)
 {
 	struct statfs sfs;
 
 	if (fstatfs(fd, &sfs) < 0)
-		return false;
+		return;
 	switch ((unsigned long)sfs.f_type) {
 	case EXT4_SUPER_MAGIC: /* also ext2 and ext3 */
 	case XFS_SUPER_MAGIC:
 	case TMPFS_MAGIC:
 	case BTRFS_SUPER_MAGIC:
-		return true;
+		root->d_ino_is_st_ino = true;
+		break;
+	case OVERLAYFS_SUPER_MAGIC:
+		root->overlay = true;
+		break;
 	default:
-		return false;
+		break;
 	}
 }
 
@@ -261,7 +267,16 @@ static int walk_subdir(struct files_ctx *ctx, int dirfd, const char *name,
 	return r;
 }
 
-static int walk_entry(struct files_ctx *ctx, int dirfd, bool sealed,
+/* A regular entry of a walk on overlayfs, in dirfd (dir). */
+static int visit_overlay_entry(struct files_ctx *ctx, int dirfd, const struct stat *dir,
+			       const char *name, const struct walk_root *root, const char *path)
+{
+	int r = files_visit_overlay_at(ctx, root->mnt_id, dirfd, dir, name, path);
+
+	return r == -EXDEV ? visit_path(ctx, dirfd, name, true, NULL, path) : r;
+}
+
+static int walk_entry(struct files_ctx *ctx, int dirfd, const struct stat *dir,
 		      const struct dircache_entry *de, const struct walk_root *root,
 		      struct pathbuf *path, unsigned depth)
 {
@@ -303,7 +318,9 @@ static int walk_entry(struct files_ctx *ctx, int dirfd, bool sealed,
 	if (r < 0)
 		return r;
 	/* O_NOFOLLOW: the entry may have been replaced by a symlink since readdir */
-	if (sealed)
+	if (root->overlay)
+		r = visit_overlay_entry(ctx, dirfd, dir, name, root, path->s);
+	else if (dir_sealed(dir))
 		r = visit_sealed(ctx, dirfd, name, root->d_ino_is_st_ino ? &expect : NULL, path->s);
 	else
 		r = visit_path(ctx, dirfd, name, true, root->d_ino_is_st_ino ? &expect : NULL,
@@ -313,7 +330,7 @@ static int walk_entry(struct files_ctx *ctx, int dirfd, bool sealed,
 }
 
 /* The entries of a kept listing (dircache.h). */
-static int walk_listing(struct files_ctx *ctx, int fd, bool sealed,
+static int walk_listing(struct files_ctx *ctx, int fd, const struct stat *st,
 			const struct dircache_listing *l, const struct walk_root *root,
 			struct pathbuf *path, unsigned depth)
 {
@@ -321,7 +338,7 @@ static int walk_listing(struct files_ctx *ctx, int fd, bool sealed,
 	size_t pos = 0;
 
 	while (dircache_next(l, &pos, &de) && !files_stopped(ctx)) {
-		int r = walk_entry(ctx, fd, sealed, &de, root, path, depth);
+		int r = walk_entry(ctx, fd, st, &de, root, path, depth);
 
 		if (r < 0)
 			return r;
@@ -333,7 +350,7 @@ static int walk_listing(struct files_ctx *ctx, int fd, bool sealed,
  * The entries readdir gives, kept as the directory's listing when it may be (ctx->dircache,
  * a file system whose d_ino is the inode, a directory settled before the read, all of it read).
  */
-static int walk_readdir(struct files_ctx *ctx, DIR *d, bool sealed, const struct stat *st,
+static int walk_readdir(struct files_ctx *ctx, DIR *d, const struct stat *st,
 			const struct walk_root *root, struct pathbuf *path, unsigned depth)
 {
 	_cleanup_(dircache_builder_done) struct dircache_builder b = { .overflow = true };
@@ -352,7 +369,7 @@ static int walk_readdir(struct files_ctx *ctx, DIR *d, bool sealed, const struct
 		if (files_stopped(ctx))
 			return 0; /* not all of it: not kept */
 		dircache_builder_add(&b, e.ino, e.type, e.name);
-		r = walk_entry(ctx, dirfd(d), sealed, &e, root, path, depth);
+		r = walk_entry(ctx, dirfd(d), st, &e, root, path, depth);
 		if (r < 0)
 			return r;
 	}
@@ -368,18 +385,16 @@ static int walk_dir(struct files_ctx *ctx, int fd, const struct walk_root *root,
 	_cleanup_closedir_ DIR *d = NULL;
 	const struct dircache_listing *l = NULL;
 	struct stat st;
-	bool sealed;
 
 	if (files_fstat(fd, &st) < 0) {
 		close(fd);
 		files_skip(ctx, SKIP_ERROR);
 		return 0;
 	}
-	sealed = dir_sealed(&st);
 	if (ctx->dircache && root->d_ino_is_st_ino)
 		l = dircache_find(ctx->dircache, &st);
 	if (l) {
-		int r = walk_listing(ctx, fd, sealed, l, root, path, depth);
+		int r = walk_listing(ctx, fd, &st, l, root, path, depth);
 
 		close(fd);
 		return r;
@@ -390,7 +405,7 @@ static int walk_dir(struct files_ctx *ctx, int fd, const struct walk_root *root,
 		files_skip(ctx, SKIP_ERROR);
 		return 0;
 	}
-	return walk_readdir(ctx, d, sealed, &st, root, path, depth);
+	return walk_readdir(ctx, d, &st, root, path, depth);
 }
 
 /*
@@ -420,11 +435,8 @@ static int walk_root_dir(struct files_ctx *ctx, int fd, const char *name)
 	path.cap = path.len + 1;
 	while (path.len > 1 && path.s[path.len - 1] == '/')
 		path.s[--path.len] = '\0';
-	root = (struct walk_root){
-		.dev = st.st_dev,
-		.mnt_id = mnt_id,
-		.d_ino_is_st_ino = fs_d_ino_is_st_ino(fd),
-	};
+	root = (struct walk_root){ .dev = st.st_dev, .mnt_id = mnt_id };
+	walk_root_fs_type(fd, &root);
 	r = walk_dir(ctx, fd, &root, &path, 0);
 	free(path.s);
 	return r;

@@ -72,6 +72,16 @@ enum skip_reason files_mount_skip(struct files_ctx *ctx, int piddir, uint64_t mn
 int files_visit_open(struct files_ctx *ctx, const struct files_entry *e);
 
 /*
+ * Visits the real file of name, an entry of dirfd (whose fstat is dir), a directory of a walk on
+ * overlayfs at path, whose mount is mnt_id: from one statx of the name, without opening the
+ * overlay file (overlayfs would open its real file too, which the resolver opens again). Skips
+ * and counts what is no regular file; -EXDEV, nothing done, for a name on another mount (a file
+ * mounted there), which the caller visits as any other path.
+ */
+int files_visit_overlay_at(struct files_ctx *ctx, uint64_t mnt_id, int dirfd,
+			   const struct stat *dir, const char *name, const char *path);
+
+/*
  * Reopens the regular file that the O_PATH descriptor pfd refers to (st, from
  * files_stat_opath()) read-only through /proc/thread-self/fd and visits it, unless a scan left
  * behind is stuck on its mount (quarantine.h), which the reopen, cachestat and close wait on.

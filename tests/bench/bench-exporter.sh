@@ -37,7 +37,6 @@ glob=
 for t in vmtouch fincore python3 curl; do
 	command -v $t >/dev/null || { echo "bench-exporter: $t missing (tests/bench/deps.txt)" >&2; exit 1; }
 done
-[ -x /usr/bin/time ] || { echo "bench-exporter: /usr/bin/time missing (package time)" >&2; exit 1; }
 cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 [ -n "$cg2" ] || { echo "bench-exporter: no cgroup v2 mounted" >&2; exit 1; }
 [ -x "$bin" ] || make -s -C "$top/exporter"
@@ -167,7 +166,7 @@ declare -A wall cpu
 timed() { # timed NAME COMMAND...: appends "wall cpu" of one run; leaves peak RSS in $work/rss
 	local name=$1
 	shift
-	/usr/bin/time -f '%e %U %S %M' -o "$work/t" "$@" >"$work/$name.out" 2>"$work/$name.err"
+	"$top/tests/bench/timed.py" "$work/t" "$work/$name.out" "$work/$name.err" "$@"
 	read -r w u s m <"$work/t"
 	wall[$name]+="$w "
 	cpu[$name]+="$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') "
@@ -208,7 +207,7 @@ daemon_rss=$(awk '/^VmHWM/ { print $2 }' /proc/$daemon/status)
 best() { tr ' ' '\n' | sed '/^$/d' | sort -g | head -n 1; }
 median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
-fmt() { awk -v a="$1" 'BEGIN { printf "%.3f", a }'; }
+fmt() { awk -v a="$1" 'BEGIN { printf "%.4f", a }'; }
 fw=$(best <<<"${wall[floor]}") fc=$(best <<<"${cpu[floor]}")
 row() { # row LABEL COMMAND NAME: ratios against the floor in fw and fc
 	local w m c

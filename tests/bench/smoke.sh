@@ -52,12 +52,12 @@ figure() {
 run bench-exporter env BENCH_CGROUPS=2 BENCH_FILES_PER_DIR=10 BENCH_LARGE_MIB=1 BENCH_RUNS=1 \
 	"$top/tests/bench/bench-exporter.sh"
 figure bench-exporter "the scan's row against the floor" \
-	'^\| exporter, one scan \| .* \| [0-9]+\.[0-9]{3} \| [0-9]+\.[0-9]{3} \|'
-figure bench-exporter "the overlay row" '^\| exporter, one scan through the overlay \| .* \| [0-9]+\.[0-9]{3} \|'
+	'^\| exporter, one scan \| .* \| [0-9]+\.[0-9]{4} \| [0-9]+\.[0-9]{4} \|'
+figure bench-exporter "the overlay row" '^\| exporter, one scan through the overlay \| .* \| [0-9]+\.[0-9]{4} \|'
 figure bench-exporter "files counted" '^exporter counted [1-9][0-9]* files, [1-9][0-9]* bytes cached'
-# at this size a floor may time at 0.000 s, and its ratios print as "-"
+# at this size a floor may time at 0.0000 s, and its ratios print as "-"
 figure bench-exporter "the mincore method's row against its floor" \
-	'^\| exporter, one scan, mincore method \| .* \| [0-9]+\.[0-9]{3} \| ([0-9]+\.[0-9]+x|-) \|'
+	'^\| exporter, one scan, mincore method \| .* \| [0-9]+\.[0-9]{4} \| ([0-9]+\.[0-9]+x|-) \|'
 figure bench-exporter "the ratios of both methods and vmtouch" \
 	'^ratios to their own floors \(best wall\): cachestat path ([0-9.]+x|-), mincore path ([0-9.]+x|-), vmtouch ([0-9.]+x|-)$'
 # both methods count the same pages, but for those a loaded machine evicts between the scans
