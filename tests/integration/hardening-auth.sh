@@ -98,21 +98,28 @@ hard_auth() {
 	fi
 
 	# 40 wrong passwords at once from 10 addresses, all different: bcrypt (cost 10) runs one
-	# at a time and at most 5 a second plus a burst of 10; the rest get 429. Then the same
-	# wrong password 40 times: cached, no bcrypt at all.
+	# at a time, for the clients that never logged in at most 5 a second after a burst of 10;
+	# the rest get 429. Then the same wrong password 40 times: cached, no bcrypt at all.
 	if ! start_exporter --web.config.file="$work/web10.yml"; then return; fi
 	hp=$(wait_http_child) || { fail "auth: no HTTP process"; return; } # bcrypt runs there
 	cpu0=$(awk '{ print $14 + $15 }' "/proc/$hp/stat")
+	t0=$(date +%s%N)
 	codes=$(for i in $(seq 40); do
 		code -m 20 --interface "127.0.0.$((2 + i % 10))" -u "alice:wrong$i" "$base/metrics" &
 	done | fold -w 3 | sort | uniq -c | tr -s ' ' | tr '\n' ',')
+	ms=$((($(date +%s%N) - t0) / 1000000))
 	cpu1=$(awk '{ print $14 + $15 }' "/proc/$hp/stat")
-	echo "  | 40 different wrong passwords: $codes CPU $((cpu1 - cpu0)) ticks"
+	echo "  | 40 different wrong passwords in $ms ms: $codes CPU $((cpu1 - cpu0)) ticks"
 	case "$codes" in *" 429"*) pass "auth: bcrypt is rate-limited (429)" ;; *) fail "auth: no 429 in $codes" ;; esac
 	case "$codes" in *" 200"*) fail "auth: a wrong password got 200" ;; *) pass "auth: no wrong password let in" ;; esac
-	# 40 runs of cost 10 would be over 2 s (200 ticks); the limit allows about 15
-	[ $((cpu1 - cpu0)) -lt 150 ] && pass "auth: CPU for 40 wrong passwords $((cpu1 - cpu0)) ticks" ||
-		fail "auth: 40 wrong passwords cost $((cpu1 - cpu0)) ticks of CPU"
+	# Each 401 is a bcrypt run (the passwords differ: none cached); the shared budget allows
+	# 10 + 5 a second. Counted, not timed: on a loaded machine the same runs take more CPU
+	# and the 40 requests more time, which the budget follows.
+	ran=$(sed -n 's/.* \([0-9]*\) 401,.*/\1/p' <<<" $codes")
+	allowed=$((10 + 5 * (ms + 999) / 1000))
+	[ "${ran:-0}" -le "$allowed" ] &&
+		pass "auth: bcrypt runs for 40 wrong passwords within the budget (${ran:-0} <= $allowed in $ms ms)" ||
+		fail "auth: ${ran:-0} bcrypt runs for 40 wrong passwords, over the budget of $allowed in $ms ms"
 	sleep 2.2 # the bucket refills
 	code -u "alice:same-wrong" "$base/metrics" >/dev/null
 	cpu0=$(awk '{ print $14 + $15 }' "/proc/$hp/stat")
