@@ -8,7 +8,10 @@
 #    own queries (promtool test rules on the queries, kube-state-metrics-shaped input);
 #  - the dashboard follows the conventions (schemaVersion, uid, titles, descriptions, units,
 #    job/instance filters, $__rate_interval);
-#  - each of those checks can fail: broken copies of the dashboard and of the alerts must be rejected.
+#  - every family the exporter sends by default (docs/metrics.md) is read by a panel, an alert or a
+#    recording rule, or docs/metrics.md says why it stays; every recording rule is read too;
+#  - each of those checks can fail: broken copies of the dashboard, of the alerts and of
+#    docs/metrics.md must be rejected.
 # One line per check; the last line is "N passed, N failed, N skipped". Exit status 1 if anything failed.
 set -uo pipefail
 
@@ -48,6 +51,24 @@ printf 'groups:\n  - name: unread\n    rules:\n      - record: cgroup:cachestat_
 	>"$tmp/unread/unread.yml"
 reject "the rules lint fails on a recording rule that nothing reads" \
 	"${tool[@]}" rules --rule-files "$tmp/unread"/*.yml --tests "${test_files[@]}" --dashboards "$here"/*.json
+
+# Every family the exporter sends by default is read, or docs/metrics.md says why it stays; the
+# lint can fail: a copy of docs/metrics.md with a family that nothing reads and no row explains,
+# with the fanotify section no longer off by default, with a reason for a family a panel reads.
+metrics_doc=$here/../docs/metrics.md
+families=("${tool[@]}" families --rule-files "${rule_files[@]}" --dashboards "$here"/*.json)
+tally "${families[@]}" --metrics-doc "$metrics_doc"
+sed '/^| `cachestat_cgroup_cached_bytes` |/a | `cachestat_cgroup_unread_bytes` | gauge | `cgroup` | read by nothing |' \
+	"$metrics_doc" >"$tmp/metrics-unread.md"
+reject "the families lint fails on a default family that nothing reads and no row explains" \
+	"${families[@]}" --metrics-doc "$tmp/metrics-unread.md"
+sed 's/^Collector `fanotify` (off by default, /Collector `fanotify` (/' "$metrics_doc" >"$tmp/metrics-on.md"
+reject "the families lint takes a section's families as default when its text does not say off by default" \
+	"${families[@]}" --metrics-doc "$tmp/metrics-on.md"
+sed 's/`cachestat_log_repeats_suppressed_total` |$/`cachestat_log_repeats_suppressed_total`, `cachestat_cgroup_evicted_bytes` |/' \
+	"$metrics_doc" >"$tmp/metrics-read.md"
+reject "the families lint fails on a reason given for a family a panel reads" \
+	"${families[@]}" --metrics-doc "$tmp/metrics-read.md"
 
 # Every alert's tests can fail: with the alert forced never to fire, or always to fire,
 # the unit tests must notice.

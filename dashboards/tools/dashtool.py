@@ -7,6 +7,8 @@ Subcommands:
   rulefile  write those expressions as recording rules, for `promtool check rules` to parse
   lint      check the dashboard against the project's conventions, one line per check
   rules     check the alerting/recording rule files and that every alert has unit tests
+  families  check that every metric family sent by default is read by a panel, an alert or a
+            rule, or docs/metrics.md says why it stays
   mutate    write a copy of the dashboard broken in one named way (to prove lint can fail)
   mutate-rule  write a rule file in which one alert never or always fires (to prove its tests can fail)
   alerts    list the alerts of rule files
@@ -552,6 +554,97 @@ def dashboard_exprs(node):
             yield from dashboard_exprs(item)
 
 
+def readers_of(rule_files, dashboards):
+    """[(reader, PromQL expression)]: every alert and recording rule of rule_files, and every
+    expression (panel targets, variable queries) of the dashboards."""
+    readers = []
+    for path in rule_files:
+        for group in (load_yaml(path) or {}).get("groups", []):
+            for rule in group.get("rules", []):
+                readers.append((rule.get("alert") or rule.get("record", ""), rule.get("expr", "")))
+    for path in dashboards or []:
+        readers += [(os.path.basename(path), e) for e in dashboard_exprs(load(path))]
+    return readers
+
+
+def read_by(name, readers, but=None):
+    """The readers whose expression names the series name (a whole name: cachestat_cgroup_files
+    is not read by a query of cachestat_cgroup_files_size_bytes), reader but left out."""
+    word = re.compile(r"(?<![a-zA-Z0-9_:])%s(?![a-zA-Z0-9_:])" % re.escape(name))
+    return sorted({reader for reader, expr in readers if reader != but and word.search(expr)})
+
+
+# docs/metrics.md: a family is a row of its tables whose first cell is the family's name, the rows
+# scripts/check-docs.sh reads and keeps equal to what the exporter emits. A family is off by
+# default when its row says so, or its section's text before the section's first table does.
+METRICS_DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "metrics.md")
+FAMILY_ROW = re.compile(r"^\| `(cachestat_[a-z0-9_]+)` \|(.*)$", re.M)
+OFF_BY_DEFAULT = "off by default"
+# The section of docs/metrics.md that says why a family nothing reads stays: a table of rows
+# "| why it stays | `family`, `family` |".
+UNREAD_SECTION = "## Families nothing reads"
+
+
+def doc_families(text):
+    """{family: True when the exporter sends it by default} for the tables of docs/metrics.md."""
+    families = {}
+    for section in re.split(r"^(?=## )", text, flags=re.M):
+        off = OFF_BY_DEFAULT in section.split("\n|", 1)[0]
+        for m in FAMILY_ROW.finditer(section):
+            families[m.group(1)] = not (off or OFF_BY_DEFAULT in m.group(2))
+    return families
+
+
+def doc_unread_reasons(text):
+    """[(family, why it stays)] from the table of UNREAD_SECTION, in its order."""
+    section = text.split("\n%s\n" % UNREAD_SECTION, 1)[1:]
+    section = re.split(r"^## ", section[0], flags=re.M)[0] if section else ""
+    reasons = []
+    for row in re.findall(r"^\|(.*)\|\s*$", section, re.M):
+        cells = [c.strip() for c in row.split("|")]
+        for family in re.findall(r"`(cachestat_[a-z0-9_]+)`", cells[-1]):
+            reasons.append((family, " ".join(cells[:-1]).strip()))
+    return reasons
+
+
+def cmd_families(args):
+    """Every family the exporter sends by default earns its series: a panel, an alert or a rule
+    reads it, or docs/metrics.md says why it stays; and it says so only for such a family."""
+    report = Report()
+    with open(args.metrics_doc, encoding="utf-8") as f:
+        text = f.read()
+    families = doc_families(text)
+    default = [n for n, on in families.items() if on]
+    report.check("docs/metrics.md lists the families, %d sent by default and %d off by default" %
+                 (len(default), len(families) - len(default)),
+                 [] if default else ["no family found in the tables of %s" % args.metrics_doc])
+    reasons = doc_unread_reasons(text)
+    why = dict(reasons)
+    readers = readers_of(args.rule_files, args.dashboards)
+    unread = [n for n in default if not read_by(n, readers)]
+    boards = ", ".join(os.path.basename(p) for p in args.dashboards)
+    report.check("every family sent by default is read by a panel (%s), an alert or a rule, or "
+                 "docs/metrics.md says why it stays (%d unread)" % (boards, len(unread)),
+                 ["%s: nothing reads it and docs/metrics.md gives no reason" % n for n in unread if not why.get(n)])
+    problems = []
+    seen = set()
+    for name, reason in reasons:
+        if name in seen:
+            problems.append("%s: listed twice" % name)
+        seen.add(name)
+        if name not in families:
+            problems.append("%s: no such family in the tables" % name)
+        elif not families[name]:
+            problems.append("%s: off by default, out of the lint's scope" % name)
+        elif read_by(name, readers):
+            problems.append("%s: read by %s" % (name, ", ".join(read_by(name, readers))))
+        if not reason:
+            problems.append("%s: an empty reason" % name)
+    report.check("docs/metrics.md's %r lists only families sent by default that nothing reads (%d)" %
+                 (UNREAD_SECTION.lstrip("# "), len(reasons)), problems)
+    return 1 if report.failed else 0
+
+
 def cmd_rules(args):
     report = Report()
     alerts, records = {}, []
@@ -606,15 +699,9 @@ def cmd_rules(args):
     report.check("recording rule names follow level:metric:operations",
                  [r for r in records if not re.fullmatch(r"[a-z_]+:cachestat_[a-z0-9_]+:[a-z0-9_]+", r)])
     # Every recording rule earns its series: a panel, an alert or another rule reads it.
-    readers = [(name, rule.get("expr", "")) for name, rule in alerts.items()]
-    readers += [(name, expr) for name, expr in recs.items()]
-    for path in args.dashboards or []:
-        readers += [(os.path.basename(path), e) for e in dashboard_exprs(json.load(open(path)))]
-    problems = []
-    for name in recs:
-        word = r"(?<![a-zA-Z0-9_:])%s(?![a-zA-Z0-9_:])" % re.escape(name)
-        if not any(reader != name and re.search(word, expr) for reader, expr in readers):
-            problems.append("%s: no panel, alert or rule reads it" % name)
+    readers = readers_of(args.rule_files, args.dashboards)
+    problems = ["%s: no panel, alert or rule reads it" % name for name in recs
+                if not read_by(name, readers, but=name)]
     boards = ", ".join(os.path.basename(p) for p in args.dashboards or []) or "no dashboard"
     report.check("every recording rule is read by a panel (%s), an alert or another rule" % boards, problems)
 
@@ -916,6 +1003,12 @@ def main():
     p.add_argument("--dashboards", nargs="*", help="the dashboards whose panels read the recording rules")
     p.add_argument("--runbook-base", default=RUNBOOK_BASE, help="the file of the runbooks' base URL")
     p.set_defaults(func=cmd_rules)
+
+    p = sub.add_parser("families", help="check that every family sent by default is read, or its staying explained")
+    p.add_argument("--metrics-doc", default=METRICS_DOC, help="the metric contract (default docs/metrics.md)")
+    p.add_argument("--rule-files", nargs="+", required=True)
+    p.add_argument("--dashboards", nargs="+", required=True)
+    p.set_defaults(func=cmd_families)
 
     p = sub.add_parser("mutate", help="write a copy of the dashboard broken one way")
     p.add_argument("--dashboard", default=default)
