@@ -137,7 +137,7 @@ case_2() {
 
 # Case 3: proactive reclaim evicts; re-reading refaults, on the node where it happens.
 case_3() {
-	local cg=e2e-3-reclaim f=/scratch/e2e/3/data sel c0 e0 r0 n0 n1 t1 d0
+	local cg=e2e-3-reclaim f=/scratch/e2e/3/data sel c0 e0 r0 n0 n1 t1 d0 mglru node
 	sel="cgroup=\"/$cg\""
 	g cgroup $cg && g mkfile $f 32 || fail_case "file setup"
 	# Read twice on node 0 so that the pages are activated (the workingset), then hold the file open.
@@ -167,11 +167,22 @@ case_3() {
 			"v > $e0"
 	fi
 
-	# Re-read from the same cgroup with its memory on node 1: the refaults belong to node 1.
-	g read $cg $f 1 || fail_case "re-read"
-	until_true 60 "refaults of /$cg after re-reading" "cachestat_cgroup_workingset_refault_file_total{$sel}" \
-		"v - $r0 >= 1024"
+	# Re-read from the same cgroup with its memory on node 1: the refaults belong to node 1. Under MGLRU
+	# (lru_gen enabled, as bookworm-backports' kernel has it) a page that comes back on another node than
+	# its eviction's is counted as no refault at all (lru_gen_refault()): then the re-read stays on node 0.
+	mglru=$(vm_ssh 'cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null' || true)
+	node=1
+	[ -z "$mglru" ] || [ "$mglru" = 0x0000 ] || node=0
+	g read $cg $f $node || fail_case "re-read"
+	until_true 60 "refaults of /$cg after re-reading on node $node" \
+		"cachestat_cgroup_workingset_refault_file_total{$sel}" "v - $r0 >= 1024"
 	t1=$(pv "cachestat_cgroup_workingset_refault_file_total{$sel}")
+	if [ "$node" = 0 ]; then
+		skip_part "refaults on the node of the re-read" \
+			"MGLRU is on here (lru_gen $mglru): it counts no refault whose page returns on another node"
+		g remove $cg
+		return 0
+	fi
 	if on_mincore; then
 		# Bookworm's 6.1 counted 10 of 3,140 refaults on node 1, the rest on node 0 where the pages were evicted:
 		# its attribution is not that of the patched kernel (kernel/ patch 0002).
