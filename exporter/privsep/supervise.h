@@ -20,8 +20,8 @@
 #include <signal.h>
 #include <stdbool.h>
 
-#include "serve/http.h"
-#include "privsep/channel.h"
+#include "http/http.h"
+#include "wire/channel.h"
 
 struct supervise_options {
 	struct http_server *http;   /* listening (http_listen()), not serving */

@@ -138,7 +138,8 @@ static int each_source(const char *dir, const char *prefix,
  * before it, never from one after it. main.c (the top folder) and fuzz/ stand above them all.
  */
 static const char *const layers[] = {
-	"base", "parse", "files", "fanotify", "scan", "collectors", "serve", "privsep", "", "fuzz",
+	"base", "parse", "files", "fanotify", "scan", "collectors", "wire", "scanner", "http",
+	"privsep", "", "fuzz",
 };
 #define N_LAYERS (sizeof(layers) / sizeof(layers[0]))
 

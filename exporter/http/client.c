@@ -5,7 +5,7 @@
  * scan share one mapping. Never logs: the lost callback is told why the channel ended.
  */
 #define _GNU_SOURCE
-#include "privsep/channel.h"
+#include "wire/channel.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -18,7 +18,7 @@
 #include <zlib.h>
 
 #include "base/util.h"
-#include "serve/http.h"
+#include "http/http.h"
 
 /* One ask sent, not answered yet; then its answer, until taken. */
 struct ps_pending {

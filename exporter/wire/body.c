@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #define _GNU_SOURCE
-#include "serve/body.h"
+#include "wire/body.h"
 
 #include <errno.h>
 #include <stdio.h>

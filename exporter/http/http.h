@@ -15,10 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "serve/body.h"
+#include "wire/body.h"
 
 /*
- * Where the scrapes' bodies come from: the scanner process, through privsep/channel.h's client
+ * Where the scrapes' bodies come from: the scanner process, through wire/channel.h's client
  * (privsep_client_source()). The calls mean what the scheduler's scheduler_enqueue(),
  * scheduler_take() and scheduler_wake_all() mean.
  */

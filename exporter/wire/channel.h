@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "serve/body.h"
-#include "serve/http.h"
+#include "wire/body.h"
+#include "http/http.h"
 
 struct scheduler;
 

@@ -2,7 +2,7 @@
 /*
  * body: the shared body of a scrape. Each snapshot is rendered once (text, and the start of
  * its gzip member) into a reference-counted, immutable body that every scrape of it serves,
- * in this process or, mapped, in the HTTP process (privsep/channel.h); a waiter is a scrape
+ * in this process or, mapped, in the HTTP process (wire/channel.h); a waiter is a scrape
  * waiting for one. The scheduler (scheduler.h) makes bodies; HTTP and privsep only pass them
  * on, so they depend on this module, not on the scheduler. Never logs.
  */
@@ -32,7 +32,7 @@ struct sched_body {
 	atomic_bool problem_taken;
 	bool cut;          /* cut at the scheduler's max_bytes (render_text_limited()) */
 	/* frees text, gz and the body itself when not malloc'd (a body mapped from another
-	 * process: privsep/channel.h); NULL: free() */
+	 * process: wire/channel.h); NULL: free() */
 	void (*release)(struct sched_body *b);
 };
 
@@ -73,5 +73,5 @@ struct sched_waiter {
 	/* the scheduler's */
 	uint64_t target, deadline;
 	struct sched_waiter *next;
-	void *source_data; /* a source other than the scheduler (privsep/channel.h): its answer */
+	void *source_data; /* a source other than the scheduler (wire/channel.h): its answer */
 };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #define _GNU_SOURCE
-#include "serve/scheduler.h"
+#include "scanner/scheduler.h"
 
 #include <errno.h>
 #include <inttypes.h>

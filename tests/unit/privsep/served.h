@@ -18,9 +18,9 @@
 
 #include <cmocka.h>
 
-#include "privsep/channel.h"
-#include "serve/http.h"
-#include "serve/scheduler.h"
+#include "wire/channel.h"
+#include "http/http.h"
+#include "scanner/scheduler.h"
 
 struct served {
 	struct privsep_server *ps;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #define _GNU_SOURCE
-#include "serve/selfmetrics.h"
+#include "http/selfmetrics.h"
 
 #include <dirent.h>
 #include <errno.h>
