@@ -26,7 +26,7 @@
 #include "scan/skiplog.h"
 #include "base/pagecache.h"
 #include "privsep/sandbox.h"
-#include "wire/channel.h"
+#include "scanner/server.h"
 #include "scan/registry.h"
 #include "scanner/scheduler.h"
 #include "http/selfmetrics.h"

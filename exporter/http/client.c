@@ -5,7 +5,7 @@
  * scan share one mapping. Never logs: the lost callback is told why the channel ended.
  */
 #define _GNU_SOURCE
-#include "wire/channel.h"
+#include "http/client.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -19,6 +19,7 @@
 
 #include "base/util.h"
 #include "http/http.h"
+#include "wire/channel.h"
 
 /* One ask sent, not answered yet; then its answer, until taken. */
 struct ps_pending {

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "scan/render.h"
+#include "base/expfmt.h"
 #include "http/clientlimit.h"
 #include "http/selfmetrics.h"
 #include "base/util.h"

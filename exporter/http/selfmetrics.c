@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
-#include "scan/render.h"
+#include "base/expfmt.h"
 
 static const unsigned codes[] = SELFMETRICS_CODES;
 static const char *const login_reasons[] = SELFMETRICS_LOGIN_REASONS;

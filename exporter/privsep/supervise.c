@@ -16,6 +16,7 @@
 
 #include "base/log.h"
 #include "privsep/sandbox.h"
+#include "http/client.h"
 #include "http/selfmetrics.h"
 #include "base/util.h"
 

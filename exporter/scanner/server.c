@@ -5,7 +5,7 @@
  * memfds of the latest body are made once and passed to every answer of it.
  */
 #define _GNU_SOURCE
-#include "wire/channel.h"
+#include "scanner/server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +20,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "scanner/scheduler.h"
+#include "wire/channel.h"
 
 struct privsep_server {
 	atomic_int refs; /* the owner's, and one per connection */

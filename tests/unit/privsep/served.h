@@ -18,9 +18,10 @@
 
 #include <cmocka.h>
 
-#include "wire/channel.h"
+#include "http/client.h"
 #include "http/http.h"
 #include "scanner/scheduler.h"
+#include "scanner/server.h"
 
 struct served {
 	struct privsep_server *ps;
