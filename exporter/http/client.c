@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * privsep, the HTTP side: asks go out from the serving threads, a thread of its own receives
- * the answers, maps their memfds read-only and wakes the waiter of each. Answers of the same
- * scan share one mapping. Never logs: the lost callback is told why the channel ended.
+ * client, the channel's HTTP side: asks go out from the serving threads, a thread of its own
+ * receives the answers, maps their memfds read-only and wakes the waiter of each. Answers of the
+ * same scan share one mapping. Never logs: the lost callback is told why the channel ended.
  */
 #define _GNU_SOURCE
 #include "http/client.h"

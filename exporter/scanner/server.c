@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * privsep, the scanner side: one thread per HTTP process reads its asks and hands them to the
- * scheduler; each is answered when the scheduler wakes it (from the scheduler's threads). The
- * memfds of the latest body are made once and passed to every answer of it.
+ * server, the channel's scanner side: one thread per HTTP process reads its asks and hands them
+ * to the scheduler; each is answered when the scheduler wakes it (from the scheduler's threads).
+ * The memfds of the latest body are made once and passed to every answer of it.
  */
 #define _GNU_SOURCE
 #include "scanner/server.h"

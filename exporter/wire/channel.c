@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* privsep: the messages between the two processes, and the sealed memfds of a body. */
+/* channel: the messages between the two processes, and the sealed memfds of a body. */
 #define _GNU_SOURCE
 #include "wire/channel.h"
 

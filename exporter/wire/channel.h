@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * privsep channel: the handover of rendered snapshots from the scanner process (which keeps the
+ * channel: the handover of rendered snapshots from the scanner process (which keeps the
  * capabilities the scan needs) to the HTTP process (which holds none and parses everything a
  * client sends). One SOCK_SEQPACKET socketpair per HTTP process: the HTTP side asks for "a
  * snapshot no older than this scrape may wait, or the latest as it is (HEAD)", the scanner
