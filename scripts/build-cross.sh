@@ -23,7 +23,7 @@ case $arch in
 arm64) triplet=aarch64-linux-gnu ;;
 *) echo "build-cross: no cross compiler known for $arch" >&2; exit 1 ;;
 esac
-for tool in "$triplet-gcc" apt-get apt-cache dpkg-deb pkg-config; do
+for tool in "$triplet-gcc" "$triplet-ar" apt-get apt-cache dpkg-deb pkg-config; do
 	command -v "$tool" >/dev/null || { echo "build-cross: $tool missing (scripts/deps.txt)" >&2; exit 1; }
 done
 
@@ -74,7 +74,7 @@ cp -a "$top/exporter" "$out/src/"
 rm -rf "$out/src/exporter/build" "$out/src/exporter/cachestat_exporter"
 lib=$sys/usr/lib/$triplet
 PKG_CONFIG_LIBDIR=$lib/pkgconfig:$sys/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$sys \
-	make -s -C "$out/src/exporter" cachestat_exporter CC="$triplet-gcc" VERSION="$VERSION" REVISION="$REVISION" \
+	make -s -C "$out/src/exporter" cachestat_exporter CC="$triplet-gcc" AR="$triplet-ar" VERSION="$VERSION" REVISION="$REVISION" \
 	CFLAGS="-O2 -g -isystem $sys/usr/include -isystem $sys/usr/include/$triplet" WERROR=  \
 	LDFLAGS="-L$lib -L$sys/lib/$triplet -Wl,-rpath-link,$lib -Wl,-rpath-link,$sys/lib/$triplet" \
 	>"$out/build.log" 2>&1 || {

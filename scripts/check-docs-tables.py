@@ -7,8 +7,9 @@ Usage: check-docs-tables.py TOP HELP_FILE ONCE_FILE, HELP_FILE holding `cachesta
 which runs TOP/exporter/cachestat_exporter for both (the scan of a cgroup it makes). Prints one "ok - " or "not ok - " line
 per check (exit status 1 when one fails): the collectors of exporter/README.md's flag table against --help, its metric table
 against docs/metrics.md and the scan, its log sample's source lines against exporter/main.c,
-the HELP of cachestat_syscall_info against the ABI names of base/pagecache.c, and the per-file
-default the Markdown files state against --help.
+the HELP of cachestat_syscall_info against the ABI names of base/pagecache.c, the per-file
+default the Markdown files state against --help, and the design map's table of the layers
+against exporter/layers.mk.
 """
 import glob
 import os
@@ -121,6 +122,31 @@ def main():
 
     check_suite_table(top)
     check_module_map(top)
+    check_layers(top)
+
+
+def layers_table(top):
+    """exporter/layers.mk's table: {folder: set of the folders it may use}."""
+    text = open(os.path.join(top, "exporter/layers.mk")).read()
+    return {m.group(1): set(m.group(2).split())
+            for m in re.finditer(r"^USES_([a-z]+) :=(.*)$", text, re.M)}
+
+
+def check_layers(top):
+    """docs/design.md's table of which folder may use which is exporter/layers.mk's."""
+    design = open(os.path.join(top, "docs/design.md")).read()
+    section = design.split("## The map of the exporter", 1)[-1].split("\n## ", 1)[0]
+    doc = {}
+    for folder, uses in re.findall(r"^\| `([a-z]+)/?` \| ([^|]*) \|$", section, re.M):
+        uses = re.sub(r"\s*\([^)]*\)", "", uses).strip()
+        doc[folder] = set() if uses == "nothing" else {u.strip() for u in uses.split(",")}
+    table = layers_table(top)
+    wrong = ["%s: the doc says %s, layers.mk %s" % (f, " ".join(sorted(doc.get(f, {"(no row)"}))),
+                                                  " ".join(sorted(table.get(f, {"(no row)"}))))
+             for f in sorted(set(doc) | set(table)) if doc.get(f) != table.get(f)]
+    result(len(table) > 5 and not wrong,
+           "docs/design.md's table of the layers is exporter/layers.mk's (%d folders)" % len(table),
+           "; ".join(wrong[:3]))
 
 
 def check_module_map(top):
@@ -129,7 +155,7 @@ def check_module_map(top):
     tests, and each test the table names exists."""
     design = open(os.path.join(top, "docs/design.md")).read()
     section = design.split("## The map of the exporter", 1)[-1].split("\n## ", 1)[0]
-    table = dict(re.findall(r"^\| `([a-z]+/[a-z_]+\.c)` \| (.*) \|$", section, re.M))
+    table = dict(re.findall(r"^\| `([a-z]+/[a-z0-9_]+\.c)` \| (.*) \|$", section, re.M))
     modules = [os.path.relpath(p, os.path.join(top, "exporter"))
                for p in sorted(glob.glob(os.path.join(top, "exporter/*/*.c")))
                if "/fuzz/" not in p]

@@ -55,7 +55,7 @@ check "groff renders $man8 without a warning" test ! -s "$tmp/out"
 # tables, webconfig.c's scalar_is(k, ...)), each in bold in the man page's sections on them.
 sed -n '/static const char \*const keys\[\]/,/NULL/p' exporter/parse/config.c | grep -o '"[a-z_0-9]*"' |
 	tr -d '"' >"$tmp/keys"
-grep -o 'scalar_is(k, "[a-z_0-9]*")' exporter/serve/webconfig.c | sed 's/.*"\(.*\)")/\1/' >>"$tmp/keys"
+grep -o 'scalar_is(k, "[a-z_0-9]*")' exporter/http/webconfig.c | sed 's/.*"\(.*\)")/\1/' >>"$tmp/keys"
 sort -u -o "$tmp/keys" "$tmp/keys"
 sed -n '/^\.SH CONFIGURATION FILE/,/^\.SH PROCESS MODEL/{/^\.BR\? /p}' "$man8" | grep -oE '[a-z_0-9]+' |
 	sort -u >"$tmp/mankeys"

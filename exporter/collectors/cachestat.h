@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "base/pagecache.h"
-#include "base/snapshot.h"
+#include "scan/snapshot.h"
 
 struct files_entry;
 

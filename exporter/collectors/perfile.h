@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "base/snapshot.h"
+#include "scan/snapshot.h"
 
 /* snap_cgroup.data of "perfile"; present (maybe empty) wherever cachestat's is. */
 struct perfile_cgroup {

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "base/snapshot.h"
+#include "scan/snapshot.h"
 
 /*
  * snap_cgroup.data of "subtree". Present on a cgroup with children whose whole subtree the

@@ -19,7 +19,7 @@
 #include "files/fileset.h"
 #include "files/fstypes.h"
 #include "base/pagecache.h"
-#include "base/snapshot.h"
+#include "files/skip.h"
 
 struct files_ctx;
 

@@ -253,8 +253,8 @@ int sandbox_drop_all(char **ret_error)
  * No open, no exec, no new process, no new socket, no ptrace, no process_vm_*, no pidfd_*,
  * no signal to another process (kill, and fcntl's F_SETOWN: see fcntl_cmds). No newfstatat:
  * a filter sees its path as a pointer, not as text, so "only an empty path" cannot be checked;
- * the process's own fstat() calls are the plain fstat system call (privsep/channel.c,
- * serve/selfmetrics.c), and a library's fstat() fails with EPERM. The scanner's filter allows
+ * the process's own fstat() calls are the plain fstat system call (wire/channel.c,
+ * http/selfmetrics.c), and a library's fstat() fails with EPERM. The scanner's filter allows
  * all of these too (scanner_syscalls adds what only it calls): the HTTP process inherits that
  * filter and stacks its own.
  */

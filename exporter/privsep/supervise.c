@@ -16,7 +16,8 @@
 
 #include "base/log.h"
 #include "privsep/sandbox.h"
-#include "serve/selfmetrics.h"
+#include "http/client.h"
+#include "http/selfmetrics.h"
 #include "base/util.h"
 
 /* Retired HTTP processes not yet reaped, at most. */

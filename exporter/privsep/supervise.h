@@ -2,7 +2,7 @@
 /*
  * supervise: the process model of the daemon. The process started (the scanner) keeps the
  * capabilities the scan needs and forks the HTTP process, which speaks to clients with none;
- * each HTTP process gets a socketpair to the scanner (channel.h). The scanner:
+ * each HTTP process gets a socketpair to the scanner (wire/channel.h). The scanner:
  *  - starts a new HTTP process when one dies (at once, then after 1 s, doubling up to 60 s
  *    while it keeps dying within 10 s of a start), counted in cachestat_http_restarts_total;
  *  - watches the web config (at most once a second) and, when it changed and loads, starts an
@@ -20,8 +20,8 @@
 #include <signal.h>
 #include <stdbool.h>
 
-#include "serve/http.h"
-#include "privsep/channel.h"
+#include "http/http.h"
+#include "scanner/server.h"
 
 struct supervise_options {
 	struct http_server *http;   /* listening (http_listen()), not serving */

@@ -14,7 +14,7 @@
 #include <stdio.h>
 
 #include "base/pagecache.h"
-#include "base/snapshot.h"
+#include "scan/snapshot.h"
 #include "files/fstypes.h"
 #include "parse/config.h"
 

@@ -10,7 +10,7 @@
 
 #include "parse/config.h"
 #include "base/pagecache.h"
-#include "base/snapshot.h"
+#include "scan/snapshot.h"
 #include "files/fstypes.h"
 
 /* The caps on cgroups per scan (cgcap.h) when the options leave them 0. */

@@ -41,11 +41,6 @@ static void put_double(FILE *out, double v)
 	fputs(buf, out);
 }
 
-void render_family(FILE *out, const char *name, const char *type, const char *help)
-{
-	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
 void render_sample_open(FILE *out, const char *name, const struct snap_cgroup *cg)
 {
 	fputs(name, out);

@@ -12,14 +12,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "base/snapshot.h"
+#include "base/expfmt.h"
+#include "scan/snapshot.h"
 
 struct render_meta {
 	const char *version;
 	const char *revision;
 };
-
-#define RENDER_TEXT_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 /* Returns 0, or -EIO when out fails. */
 int render_text(FILE *out, const struct snapshot *s, const struct render_meta *meta);
@@ -55,9 +54,6 @@ char *render_utf8_sanitize(const char *s);
 
 /* Writes a label value escaped for the text format: \ " and newline, after sanitizing. */
 int render_label_value(FILE *out, const char *s);
-
-/* The HELP and TYPE lines of a family. */
-void render_family(FILE *out, const char *name, const char *type, const char *help);
 
 /*
  * One sample in pieces: render_sample_open() writes `name{cgroup="..."`, render_sample_label()

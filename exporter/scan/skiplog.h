@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #include "base/ratelimit.h"
-#include "base/snapshot.h"
+#include "scan/snapshot.h"
 
 struct skiplog_event {
 	pid_t pid;           /* the process whose file it is; 0 for a configured path */

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/snapshot.h"
+#include "scan/snapshot.h"
 
 struct topn {
 	struct snap_file *heap; /* heap[0] is the entry that leaves first */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Checks of the source itself: no function in exporter/ over 60 lines, no goto-based cleanup,
- * no include pointing up the layers, log calls with a constant msg and key=value fields, the
- * map of docs/design.md true to the folders, a sane collector registry, and a section in
- * docs/collectors.md for every collector in it.
+ * no include out of the bounds of exporter/layers.mk (and that table a closed graph without a
+ * cycle), log calls with a constant msg and key=value fields, the map of docs/design.md true to
+ * the folders and the table, a sane collector registry, and a section in docs/collectors.md for
+ * every collector in it.
  * EXPORTER_DIR and DOCS_DIR come from the Makefile.
  */
 #define _GNU_SOURCE
@@ -134,24 +135,97 @@ static int each_source(const char *dir, const char *prefix,
 }
 
 /*
- * The layers of exporter/, lowest first: a file may include from its own folder and the folders
- * before it, never from one after it. main.c (the top folder) and fuzz/ stand above them all.
+ * The layers of exporter/: which folder may use which, exporter/layers.mk's table (the one the
+ * Makefile links by), a row "USES_FOLDER := FOLDER..." per folder. main is main.c (the folder
+ * "" here), fuzz the fuzz targets.
  */
-static const char *const layers[] = {
-	"base", "parse", "files", "fanotify", "scan", "collectors", "serve", "privsep", "", "fuzz",
+struct layer {
+	char name[32];
+	char uses[16][32];
+	size_t n_uses;
 };
-#define N_LAYERS (sizeof(layers) / sizeof(layers[0]))
+
+static struct layer layers[16];
+static size_t n_layers;
+
+/* Reads the table of text into layers[]; returns the rows it read. */
+static size_t parse_layers(const char *text)
+{
+	n_layers = 0;
+	for (const char *p = text; *p; p = strchrnul(p, '\n') + (strchr(p, '\n') ? 1 : 0)) {
+		struct layer *l = &layers[n_layers];
+		const char *eq = strstr(p, " :="), *end = strchrnul(p, '\n'), *w;
+
+		if (strncmp(p, "USES_", 5) || !eq || eq > end)
+			continue;
+		assert_true(n_layers < ELEMENTSOF(layers));
+		*l = (struct layer){ 0 };
+		snprintf(l->name, sizeof(l->name), "%.*s", (int)(eq - p - 5), p + 5);
+		for (w = eq + 3; w < end; w += strcspn(w, " \t\n")) {
+			size_t n;
+
+			w += strspn(w, " \t");
+			n = strcspn(w, " \t\n");
+			if (n == 0)
+				break;
+			assert_true(l->n_uses < ELEMENTSOF(l->uses));
+			snprintf(l->uses[l->n_uses++], sizeof(l->uses[0]), "%.*s", (int)n, w);
+		}
+		n_layers++;
+	}
+	return n_layers;
+}
+
+static void load_layers(void)
+{
+	char *text = read_all(EXPORTER_DIR "/layers.mk");
+
+	if (!text)
+		fail_msg("cannot read " EXPORTER_DIR "/layers.mk");
+	assert_true(parse_layers(text) > 3);
+	free(text);
+}
+
+/* The folder below exporter/ of layers[i]: "" for main. */
+static const char *layer_dir(size_t i)
+{
+	return strcmp(layers[i].name, "main") ? layers[i].name : "";
+}
+
+/* The row of folder (the first len bytes of a path; "" is main), or -1 when it has none. */
+static int layer_find(const char *folder, size_t len)
+{
+	if (len == 0)
+		folder = "main", len = 4;
+	for (size_t i = 0; i < n_layers; i++)
+		if (strlen(layers[i].name) == len && !strncmp(layers[i].name, folder, len))
+			return (int)i;
+	return -1;
+}
+
+/* Whether layers[i] may use the folder named name (its own, or one of its row). */
+static bool layer_uses(size_t i, const char *name)
+{
+	if (!strcmp(layers[i].name, name))
+		return true;
+	for (size_t j = 0; j < layers[i].n_uses; j++)
+		if (!strcmp(layers[i].uses[j], name))
+			return true;
+	return false;
+}
 
 /* Every source of exporter/, folder by folder; returns the failures check counted. */
 static int each_layer(int (*check)(const char *, const char *, FILE *), FILE *report)
 {
 	int bad = 0;
 
-	for (size_t i = 0; i < N_LAYERS; i++) {
+	load_layers();
+	for (size_t i = 0; i < n_layers; i++) {
+		const char *name = layer_dir(i);
 		char dir[512], prefix[64];
 
-		snprintf(dir, sizeof(dir), "%s%s%s", EXPORTER_DIR, *layers[i] ? "/" : "", layers[i]);
-		snprintf(prefix, sizeof(prefix), "%s%s", layers[i], *layers[i] ? "/" : "");
+		snprintf(dir, sizeof(dir), "%s%s%.31s", EXPORTER_DIR, *name ? "/" : "", name);
+		snprintf(prefix, sizeof(prefix), "%.31s%s", name, *name ? "/" : "");
 		bad += each_source(dir, prefix, check, report);
 	}
 	return bad;
@@ -329,45 +403,116 @@ static void test_log_calls(void **state)
 	check_all(check_log_calls, "log call(s) with details in msg in exporter/");
 }
 
-/* The rank of folder (the first len bytes of a path) in layers[], or -1 when it is not a layer. */
-static int layer_rank(const char *folder, size_t len)
-{
-	for (size_t i = 0; i < N_LAYERS; i++)
-		if (strlen(layers[i]) == len && !strncmp(layers[i], folder, len))
-			return (int)i;
-	return -1;
-}
-
 /*
  * Every #include "..." of file names its folder (version.h, made by the build, aside), and that
- * folder is file's own or a lower one.
+ * folder is file's own or one its row of the table names.
  */
 static int check_includes(const char *file, const char *text, FILE *report)
 {
 	const char *slash = strrchr(file, '/');
-	int own = layer_rank(file, slash ? (size_t)(slash - file) : 0), bad = 0;
+	int own = layer_find(file, slash ? (size_t)(slash - file) : 0), bad = 0;
 
 	for (const char *p = text; (p = strstr(p, "#include \"")); p++) {
 		const char *name = p + strlen("#include \""), *end = strchr(name, '"');
 		const char *sep = memchr(name, '/', end ? (size_t)(end - name) : 0);
-		int rank = sep ? layer_rank(name, (size_t)(sep - name)) : -1;
+		int to = sep ? layer_find(name, (size_t)(sep - name)) : -1;
 
 		if (!end || (!sep && !strncmp(name, "version.h\"", strlen("version.h\""))))
 			continue;
-		if (rank >= 0 && rank <= own)
+		if (own >= 0 && to >= 0 && strcmp(layers[to].name, "main") &&
+		    layer_uses((size_t)own, layers[to].name))
 			continue;
 		fprintf(report, "  %s: #include \"%.*s\"%s\n", file, (int)(end - name), name,
-			rank < 0 ? " names no folder of the layers" : " points up the layers");
+			to < 0 ? " names no folder of exporter/layers.mk"
+			       : " is out of bounds (exporter/layers.mk)");
 		bad++;
 	}
 	return bad;
 }
 
-/* A lower folder never includes a higher one (the order of layers[]). */
+/*
+ * The table itself: a row per folder of exporter/ with sources, a folder in every row's list,
+ * closed (what a folder may use, it may use through another) and without a cycle.
+ */
+static int check_table(FILE *report)
+{
+	int bad = 0;
+
+	for (size_t i = 0; i < n_layers; i++) {
+		for (size_t j = 0; j < layers[i].n_uses; j++) {
+			int u = layer_find(layers[i].uses[j], strlen(layers[i].uses[j]));
+
+			if (u < 0) {
+				fprintf(report, "  %s uses %s, which has no row\n", layers[i].name,
+					layers[i].uses[j]);
+				bad++;
+				continue;
+			}
+			if (layer_uses((size_t)u, layers[i].name)) {
+				fprintf(report, "  %s and %s use each other\n", layers[i].name,
+					layers[u].name);
+				bad++;
+			}
+			for (size_t k = 0; k < layers[u].n_uses; k++)
+				if (!layer_uses(i, layers[u].uses[k])) {
+					fprintf(report, "  %s uses %s, which uses %s: not in %s's row\n",
+						layers[i].name, layers[u].name, layers[u].uses[k],
+						layers[i].name);
+					bad++;
+				}
+		}
+	}
+	return bad;
+}
+
+/* The folders of exporter/ that hold sources, each with its row. */
+static int check_folders(FILE *report)
+{
+	DIR *d = opendir(EXPORTER_DIR);
+	struct dirent *de;
+	int bad = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		char path[512];
+		DIR *sub;
+		bool sources = false;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", EXPORTER_DIR, de->d_name);
+		sub = opendir(path);
+		if (!sub)
+			continue;
+		for (struct dirent *e; (e = readdir(sub));)
+			sources |= is_source(e->d_name);
+		closedir(sub);
+		if (sources && strcmp(de->d_name, "build") && layer_find(de->d_name, strlen(de->d_name)) < 0) {
+			fprintf(report, "  exporter/%s/: no row in exporter/layers.mk\n", de->d_name);
+			bad++;
+		}
+	}
+	closedir(d);
+	return bad;
+}
+
+/* No include out of the bounds of exporter/layers.mk, and the table a closed, acyclic graph. */
 static void test_layers(void **state)
 {
+	char *msg = NULL;
+	size_t len = 0;
+	FILE *report;
+	int bad;
+
 	(void)state;
-	check_all(check_includes, "include(s) against the layers in exporter/");
+	check_all(check_includes, "include(s) out of bounds in exporter/");
+	report = open_memstream(&msg, &len);
+	assert_non_null(report);
+	bad = check_table(report) + check_folders(report);
+	fclose(report);
+	if (bad)
+		fail_msg("%d fault(s) of exporter/layers.mk:\n%s", bad, msg);
+	free(msg);
 }
 
 /* The map of docs/design.md: "folder/module" per entry ("main" at the top), the folders. */
@@ -423,7 +568,7 @@ static bool map_has(const struct code_map *map, const char *entry)
 	return false;
 }
 
-/* Every module of the folder layers[i] (a NAME.c or NAME.h) has its entry in map. */
+/* Every module of the folder of layers[i] (a NAME.c or NAME.h) has its entry in map. */
 static int modules_in_map(const struct code_map *map, size_t i, FILE *report)
 {
 	char dir[512], entry[128];
@@ -431,17 +576,19 @@ static int modules_in_map(const struct code_map *map, size_t i, FILE *report)
 	DIR *d;
 	int bad = 0;
 
-	snprintf(dir, sizeof(dir), "%s%s%s", EXPORTER_DIR, *layers[i] ? "/" : "", layers[i]);
+	const char *name = layer_dir(i);
+
+	snprintf(dir, sizeof(dir), "%s%s%.31s", EXPORTER_DIR, *name ? "/" : "", name);
 	d = opendir(dir);
 	assert_non_null(d);
 	while ((de = readdir(d))) {
 		if (!is_source(de->d_name))
 			continue;
-		snprintf(entry, sizeof(entry), "%s%s%.*s", layers[i], *layers[i] ? "/" : "",
+		snprintf(entry, sizeof(entry), "%.31s%s%.*s", name, *name ? "/" : "",
 			 (int)strlen(de->d_name) - 2, de->d_name);
 		if (!map_has(map, entry)) {
-			fprintf(report, "  exporter/%s%s%s: not in the map\n", layers[i],
-				*layers[i] ? "/" : "", de->d_name);
+			fprintf(report, "  exporter/%s%s%s: not in the map\n", name, *name ? "/" : "",
+				de->d_name);
 			bad++;
 		}
 	}
@@ -468,26 +615,46 @@ static int entries_in_tree(const struct code_map *map, FILE *report)
 	return bad;
 }
 
-/* The map's folders, from the top down, are layers[] from the top down (main and fuzz aside). */
+/* The position of folder in the map, or -1. */
+static int map_folder(const struct code_map *map, const char *folder)
+{
+	for (size_t i = 0; i < map->n_folders; i++)
+		if (!strcmp(map->folders[i], folder))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * The map's folders are the table's (main and fuzz aside), each above every folder it may use:
+ * read from the top down, the map never goes back up.
+ */
 static int folders_in_order(const struct code_map *map, FILE *report)
 {
-	size_t j = 0;
 	int bad = 0;
 
-	for (size_t i = N_LAYERS; i-- > 0;) {
-		if (!*layers[i] || !strcmp(layers[i], "fuzz"))
+	for (size_t i = 0; i < n_layers; i++) {
+		int at = map_folder(map, layers[i].name);
+
+		if (!strcmp(layers[i].name, "main") || !strcmp(layers[i].name, "fuzz"))
 			continue;
-		if (j >= map->n_folders || strcmp(map->folders[j], layers[i])) {
-			fprintf(report, "  the map's folder %zu is %s, the layers' is %s/\n", j + 1,
-				j < map->n_folders ? map->folders[j] : "missing", layers[i]);
+		if (at < 0) {
+			fprintf(report, "  %s/ is not in the map\n", layers[i].name);
+			bad++;
+			continue;
+		}
+		for (size_t j = 0; j < layers[i].n_uses; j++)
+			if (map_folder(map, layers[i].uses[j]) < at) {
+				fprintf(report, "  the map has %s/ above %s/, which uses it\n",
+					layers[i].uses[j], layers[i].name);
+				bad++;
+			}
+	}
+	for (size_t i = 0; i < map->n_folders; i++)
+		if (layer_find(map->folders[i], strlen(map->folders[i])) < 0) {
+			fprintf(report, "  the map's %s/ has no row in exporter/layers.mk\n",
+				map->folders[i]);
 			bad++;
 		}
-		j++;
-	}
-	if (j != map->n_folders) {
-		fprintf(report, "  the map has %zu folders, the layers %zu\n", map->n_folders, j);
-		bad++;
-	}
 	return bad;
 }
 
@@ -505,9 +672,10 @@ static void test_map(void **state)
 	assert_non_null(map);
 	assert_non_null(report);
 	read_map(doc, map);
+	load_layers();
 	bad = entries_in_tree(map, report) + folders_in_order(map, report);
-	for (size_t i = 0; i < N_LAYERS; i++)
-		if (strcmp(layers[i], "fuzz"))
+	for (size_t i = 0; i < n_layers; i++)
+		if (strcmp(layers[i].name, "fuzz"))
 			bad += modules_in_map(map, i, report);
 	fclose(report);
 	if (bad)
@@ -529,16 +697,29 @@ static void test_checks_can_fail(void **state)
 	(void)state;
 	assert_non_null(map);
 	assert_non_null(null);
+	assert_int_equal(parse_layers("# a table\nUSES_base :=\nUSES_parse := base\n"
+				      "USES_scan := base parse\nUSES_http := base\n"
+				      "USES_main := base parse scan http\n"), 5);
+	assert_int_equal(layers[2].n_uses, 2);
 	assert_int_equal(check_includes("base/x.c", "#include \"scan/registry.h\"\n", null), 1);
 	assert_int_equal(check_includes("base/x.c", "#include \"util.h\"\n", null), 1);
+	assert_int_equal(check_includes("http/x.c", "#include \"scan/render.h\"\n", null), 1);
+	assert_int_equal(check_includes("scan/x.c", "#include \"http/http.h\"\n", null), 1);
 	assert_int_equal(check_includes("scan/x.c", "#include \"base/util.h\"\n"
 				      "#include \"scan/render.h\"\n#include \"version.h\"\n", null), 0);
+	assert_int_equal(check_includes("main.c", "#include \"http/http.h\"\n", null), 0);
+	assert_int_equal(check_table(null), 0);
+	parse_layers("USES_base :=\nUSES_parse := base\nUSES_scan := parse\n"); /* not closed */
+	assert_int_equal(check_table(null), 1);
+	parse_layers("USES_base := parse\nUSES_parse := base\n"); /* a cycle */
+	assert_int_equal(check_table(null), 2);
+	parse_layers("USES_base :=\nUSES_parse := base\nUSES_scan := base parse\n");
 	read_map(doc, map);
 	assert_int_equal(map->n_entries, 3);
 	assert_string_equal(map->entries[0], "main");
 	assert_string_equal(map->entries[1], "base/util");
 	assert_int_equal(entries_in_tree(map, null), 1); /* base/nosuch */
-	assert_true(folders_in_order(map, null) > 0);     /* base/ alone */
+	assert_int_equal(folders_in_order(map, null), 2); /* parse/ and scan/ missing */
 	assert_true(modules_in_map(map, 1, null) > 0);    /* parse/ has none in it */
 	assert_int_equal(check_log_calls("x.c", "log_info(\"scan failed: %s\", e);", null), 1);
 	assert_int_equal(check_log_calls("x.c", "log_msg(LOG_LEVEL_WARN, \"%s\", note);", null), 1);
@@ -550,6 +731,9 @@ static void test_checks_can_fail(void **state)
 				       "log_msg(f(a, b), \"scan \"\n\t\"problem\\tproblem=%s\", p);\n"
 				       "log_warn_repeat(&slot, \"100%% done\\tn=%d\", 1);\n"
 				       "#define log_info(...) log_msg_at(__VA_ARGS__)\n", null), 0);
+	memset(map, 0, sizeof(*map));
+	read_map("\n## The map of the exporter\n```\nbase/\nscan/\nparse/\n```\n", map);
+	assert_int_equal(folders_in_order(map, null), 2); /* scan/ below what it uses */
 	fclose(null);
 	free(map);
 }

@@ -31,8 +31,10 @@
 
 #include "fixture.h"
 #include "parse/config.h"
-#include "privsep/channel.h"
-#include "serve/scheduler.h"
+#include "http/client.h"
+#include "wire/channel.h"
+#include "scanner/scheduler.h"
+#include "scanner/server.h"
 #include "scan/registry.h"
 
 static char cgroot[] = "/tmp/cse-privsep-XXXXXX";

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #define _GNU_SOURCE
-#include "serve/selfmetrics.h"
+#include "http/selfmetrics.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
-#include "scan/render.h"
+#include "base/expfmt.h"
 
 static const unsigned codes[] = SELFMETRICS_CODES;
 static const char *const login_reasons[] = SELFMETRICS_LOGIN_REASONS;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * privsep, the scanner side: one thread per HTTP process reads its asks and hands them to the
- * scheduler; each is answered when the scheduler wakes it (from the scheduler's threads). The
- * memfds of the latest body are made once and passed to every answer of it.
+ * server, the channel's scanner side: one thread per HTTP process reads its asks and hands them
+ * to the scheduler; each is answered when the scheduler wakes it (from the scheduler's threads).
+ * The memfds of the latest body are made once and passed to every answer of it.
  */
 #define _GNU_SOURCE
-#include "privsep/channel.h"
+#include "scanner/server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +19,8 @@
 
 #include "base/log.h"
 #include "base/util.h"
-#include "serve/scheduler.h"
+#include "scanner/scheduler.h"
+#include "wire/channel.h"
 
 struct privsep_server {
 	atomic_int refs; /* the owner's, and one per connection */

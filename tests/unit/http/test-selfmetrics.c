@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "serve/selfmetrics.h"
+#include "http/selfmetrics.h"
 
 /* process_open_fds as rendered now, or -1. */
 static long rendered_fds(struct selfmetrics_proc *p)

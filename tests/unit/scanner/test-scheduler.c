@@ -21,7 +21,7 @@
 
 #include "fixture.h"
 #include "scan/registry.h"
-#include "serve/scheduler.h"
+#include "scanner/scheduler.h"
 
 static char root[] = "/tmp/cse-sched-XXXXXX";
 static char data[64];

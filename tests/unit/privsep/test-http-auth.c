@@ -25,10 +25,10 @@
 #include <cmocka.h>
 
 #include "scan/engine.h"
-#include "serve/http.h"
-#include "serve/scheduler.h"
-#include "serve/served.h"
-#include "serve/webconfig.h"
+#include "http/http.h"
+#include "scanner/scheduler.h"
+#include "privsep/served.h"
+#include "http/webconfig.h"
 
 static char cgroot[] = "/tmp/cse-auth-cg-XXXXXX";
 static const struct render_meta meta = { .version = "t", .revision = "t" };

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* privsep: the messages between the two processes, and the sealed memfds of a body. */
+/* channel: the messages between the two processes, and the sealed memfds of a body. */
 #define _GNU_SOURCE
-#include "privsep/channel.h"
+#include "wire/channel.h"
 
 #include <errno.h>
 #include <fcntl.h>

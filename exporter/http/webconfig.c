@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #define _GNU_SOURCE
-#include "serve/webconfig.h"
+#include "http/webconfig.h"
 
 #include <crypt.h>
 #include <errno.h>
@@ -20,7 +20,7 @@
 
 #include "base/ratelimit.h"
 #include "base/util.h"
-#include "serve/clientlimit.h"
+#include "http/clientlimit.h"
 
 /* The key of the login cache's HMAC: random per process, so cached digests mean nothing
  * outside it. */

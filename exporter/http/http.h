@@ -15,12 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "serve/body.h"
+#include "wire/body.h"
 
 /*
- * Where the scrapes' bodies come from: the scanner process, through privsep/channel.h's client
- * (privsep_client_source()). The calls mean what the scheduler's scheduler_enqueue(),
- * scheduler_take() and scheduler_wake_all() mean.
+ * Where the scrapes' bodies come from: the scanner process, through the channel's client
+ * (http/client.h: privsep_client_source()). The calls mean what the scheduler's
+ * scheduler_enqueue(), scheduler_take() and scheduler_wake_all() mean.
  */
 struct http_source {
 	int (*enqueue)(void *impl, uint64_t budget_ns, bool scan, struct sched_waiter *w);

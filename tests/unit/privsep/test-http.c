@@ -23,9 +23,9 @@
 #include <gnutls/gnutls.h>
 #include <zlib.h>
 
-#include "serve/http.h"
-#include "serve/scheduler.h"
-#include "serve/served.h"
+#include "http/http.h"
+#include "scanner/scheduler.h"
+#include "privsep/served.h"
 #include "scan/registry.h"
 
 static void expect_addr(const char *in, const char *host, unsigned port)

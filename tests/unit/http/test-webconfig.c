@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <gnutls/gnutls.h>
 
-#include "serve/webconfig.h"
+#include "http/webconfig.h"
 
 static struct webconfig *parse_ok(const char *yaml)
 {

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "serve/clientlimit.h"
+#include "http/clientlimit.h"
 
 #define S 1000000000ULL
 

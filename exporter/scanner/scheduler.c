@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #define _GNU_SOURCE
-#include "serve/scheduler.h"
+#include "scanner/scheduler.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -186,6 +186,47 @@ void scheduler_log_scan_notes(const struct snapshot *snap)
 		scheduler_log_glob_note(snap);
 	scheduler_warn_no_access(snap);
 	scheduler_log_mounts_capped(snap);
+}
+
+/* Bodies cut at max_bytes since start: every body is rendered here. */
+static _Atomic uint64_t bodies_cut;
+
+/*
+ * The snapshot rendered once in max_bytes at most (render_text_limited(); the bodies cut are
+ * counted here, for all), text and gzip, its problem taken. NULL when out of memory.
+ */
+static struct sched_body *sched_body_render(struct snapshot *snap,
+					    const struct render_meta *meta, size_t max_bytes,
+					    uint64_t seq)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	bool cut = false;
+	struct sched_body *b = calloc(1, sizeof(*b));
+	int r;
+
+	if (!b)
+		return NULL;
+	atomic_init(&b->refs, 1);
+	b->seq = seq;
+	f = open_memstream(&b->text, &b->len);
+	if (!f) {
+		sched_body_unref(b);
+		return NULL;
+	}
+	r = render_text_limited(f, snap, meta, max_bytes, atomic_load(&bodies_cut), &cut);
+	if (r == 0 && cut)
+		atomic_fetch_add(&bodies_cut, 1);
+	b->cut = cut;
+	if (fclose(TAKE_PTR(f)) != 0 || r < 0) {
+		sched_body_unref(b);
+		return NULL;
+	}
+	if (sched_gzip_start(b->text, b->len, &b->gz, &b->gz_len) < 0)
+		b->gz = NULL; /* served uncompressed */
+	b->crc = (uint32_t)crc32(0, (const Bytef *)b->text, (uInt)b->len);
+	b->problem = TAKE_PTR(snap->problem);
+	b->done_ns = monotonic_ns();
+	return b;
 }
 
 static void *scanner(void *arg)

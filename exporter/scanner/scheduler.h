@@ -18,7 +18,7 @@
 
 #include "scan/engine.h"
 #include "scan/render.h"
-#include "serve/body.h"
+#include "wire/body.h"
 
 /* A scan this long past max_scan_seconds is stuck. */
 #define SCHEDULER_STUCK_MARGIN_SECONDS 2.0

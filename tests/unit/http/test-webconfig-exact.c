@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "serve/webconfig.h"
+#include "http/webconfig.h"
 
 /* A valid bcrypt string: cost 10, 53 characters of bcrypt's alphabet. */
 #define SALT_AND_HASH "QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi"

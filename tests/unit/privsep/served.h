@@ -18,9 +18,10 @@
 
 #include <cmocka.h>
 
-#include "privsep/channel.h"
-#include "serve/http.h"
-#include "serve/scheduler.h"
+#include "http/client.h"
+#include "http/http.h"
+#include "scanner/scheduler.h"
+#include "scanner/server.h"
 
 struct served {
 	struct privsep_server *ps;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * privsep, the HTTP side: asks go out from the serving threads, a thread of its own receives
- * the answers, maps their memfds read-only and wakes the waiter of each. Answers of the same
- * scan share one mapping. Never logs: the lost callback is told why the channel ended.
+ * client, the channel's HTTP side: asks go out from the serving threads, a thread of its own
+ * receives the answers, maps their memfds read-only and wakes the waiter of each. Answers of the
+ * same scan share one mapping. Never logs: the lost callback is told why the channel ended.
  */
 #define _GNU_SOURCE
-#include "privsep/channel.h"
+#include "http/client.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -18,7 +18,8 @@
 #include <zlib.h>
 
 #include "base/util.h"
-#include "serve/http.h"
+#include "http/http.h"
+#include "wire/channel.h"
 
 /* One ask sent, not answered yet; then its answer, until taken. */
 struct ps_pending {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * privsep channel: the handover of rendered snapshots from the scanner process (which keeps the
+ * channel: the handover of rendered snapshots from the scanner process (which keeps the
  * capabilities the scan needs) to the HTTP process (which holds none and parses everything a
  * client sends). One SOCK_SEQPACKET socketpair per HTTP process: the HTTP side asks for "a
  * snapshot no older than this scrape may wait, or the latest as it is (HEAD)", the scanner
@@ -21,10 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "serve/body.h"
-#include "serve/http.h"
-
-struct scheduler;
+#include "wire/body.h"
 
 #define PRIVSEP_MAGIC 0x31505343u /* "CSP1" */
 /* A body larger than this is refused (5,000 cgroups render about 2 MB). */
@@ -95,51 +92,3 @@ int privsep_memfd(const char *name, const void *data, size_t len);
  * size) or -errno.
  */
 int privsep_map(int fd, size_t len, const void **ret);
-
-/* ---- the scanner side ---- */
-
-struct privsep_server;
-
-/* Answers from sched (not owned; it must outlive the server). Returns 0 or -ENOMEM. */
-int privsep_server_new(struct scheduler *sched, struct privsep_server **ret);
-
-/*
- * Serves the HTTP process at the other end of sock (taken, also on failure) in a thread of its
- * own, until that process closes it or sends a bad message. Returns 0 or -errno.
- */
-int privsep_server_add(struct privsep_server *srv, int sock);
-
-/* The count that every answer carries from now on (cachestat_http_restarts_total). */
-void privsep_server_set_restarts(struct privsep_server *srv, uint64_t n);
-
-/* Ends the threads (their peers get the end of the stream) and frees. */
-void privsep_server_free(struct privsep_server *srv);
-
-/* ---- the HTTP side ---- */
-
-struct privsep_client;
-
-/*
- * Asks the scanner at the other end of sock (taken, also on failure); a thread receives the
- * answers. lost is called once, from that thread, when the scanner is gone or sent a bad
- * message (after every waiter was woken). Returns 0 or -errno.
- */
-int privsep_client_new(int sock, void (*lost)(void *userdata, int error), void *userdata,
-		       struct privsep_client **ret);
-
-/* As scheduler_enqueue() and scheduler_take(), answered by the scanner's scheduler. */
-int privsep_client_enqueue(struct privsep_client *c, uint64_t budget_ns, bool scan,
-			   struct sched_waiter *w);
-int privsep_client_take(struct privsep_client *c, const struct sched_waiter *w,
-			struct sched_body **ret, bool *ret_stale);
-void privsep_client_wake_all(struct privsep_client *c);
-/* The scanner's counters, as of its last answer. */
-void privsep_client_counters(struct privsep_client *c, uint64_t *ret_stuck, uint64_t *ret_restarts);
-/* The scanner process's log lines suppressed as repeats, as of its last answer. */
-uint64_t privsep_client_log_repeats(struct privsep_client *c);
-
-/* The calls above as the HTTP server's source of bodies (http_serve()), impl being c. */
-struct http_source privsep_client_source(struct privsep_client *c);
-
-/* Stops the receiving thread and frees; every waiter must have been taken. */
-void privsep_client_free(struct privsep_client *c);

@@ -2,9 +2,9 @@
 /*
  * body: the shared body of a scrape. Each snapshot is rendered once (text, and the start of
  * its gzip member) into a reference-counted, immutable body that every scrape of it serves,
- * in this process or, mapped, in the HTTP process (privsep/channel.h); a waiter is a scrape
- * waiting for one. The scheduler (scheduler.h) makes bodies; HTTP and privsep only pass them
- * on, so they depend on this module, not on the scheduler. Never logs.
+ * in this process or, mapped, in the HTTP process (wire/channel.h); a waiter is a scrape
+ * waiting for one. The scheduler (scanner/scheduler.c) makes bodies; the HTTP process and the
+ * channel only pass them on, so they depend on this module, not on the scheduler. Never logs.
  */
 #pragma once
 
@@ -12,10 +12,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include "base/snapshot.h"
-
-struct render_meta;
 
 /* One snapshot, rendered. Immutable once published; drop with sched_body_unref(). */
 struct sched_body {
@@ -32,7 +28,7 @@ struct sched_body {
 	atomic_bool problem_taken;
 	bool cut;          /* cut at the scheduler's max_bytes (render_text_limited()) */
 	/* frees text, gz and the body itself when not malloc'd (a body mapped from another
-	 * process: privsep/channel.h); NULL: free() */
+	 * process: wire/channel.h); NULL: free() */
 	void (*release)(struct sched_body *b);
 };
 
@@ -56,13 +52,6 @@ int sched_gzip_end(uint32_t head_crc, size_t head_len, const char *text, size_t 
 		   unsigned char **ret, size_t *ret_len);
 
 /*
- * The snapshot rendered once in max_bytes at most (render_text_limited(); the bodies cut are
- * counted here, for all), text and gzip, its problem taken. NULL when out of memory.
- */
-struct sched_body *sched_body_render(struct snapshot *snap, const struct render_meta *meta,
-				     size_t max_bytes, uint64_t seq);
-
-/*
  * A scrape that waits without holding a thread. The caller sets wake and userdata; wake is
  * called once, from another thread and without the scheduler's lock, when the scan waited
  * for ends or the budget runs out.
@@ -73,5 +62,5 @@ struct sched_waiter {
 	/* the scheduler's */
 	uint64_t target, deadline;
 	struct sched_waiter *next;
-	void *source_data; /* a source other than the scheduler (privsep/channel.h): its answer */
+	void *source_data; /* a source other than the scheduler (wire/channel.h): its answer */
 };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* clientlimit: per-client keys and the bounded table of their bcrypt budgets. */
-#include "serve/clientlimit.h"
+#include "http/clientlimit.h"
 
 #include <netinet/in.h>
 #include <string.h>

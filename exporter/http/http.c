@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #define _GNU_SOURCE
-#include "serve/http.h"
+#include "http/http.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -29,11 +29,11 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "scan/render.h"
-#include "serve/clientlimit.h"
-#include "serve/selfmetrics.h"
+#include "base/expfmt.h"
+#include "http/clientlimit.h"
+#include "http/selfmetrics.h"
 #include "base/util.h"
-#include "serve/webconfig.h"
+#include "http/webconfig.h"
 
 #define HTTP_REALM "cachestat_exporter"
 
@@ -868,7 +868,7 @@ static enum MHD_Result scrape_answer(struct http_server *s, struct request *req,
 	bool stale = false;
 	int r;
 
-	/* a scan's problem is logged by the scanner (privsep/server.c), which sees it first */
+	/* a scan's problem is logged by the scanner (scanner/server.c), which sees it first */
 	r = s->src.take(s->src.impl, &req->w, &b, &stale);
 	if (r == 0)
 		atomic_store(&s->ready, true);

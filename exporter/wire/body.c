@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #define _GNU_SOURCE
-#include "serve/body.h"
+#include "wire/body.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,7 +9,6 @@
 #include <zlib.h>
 
 #include "base/util.h"
-#include "scan/render.h"
 
 static void body_free(struct sched_body *b)
 {
@@ -22,9 +21,6 @@ static void body_free(struct sched_body *b)
 	free(b->problem);
 	free(b);
 }
-
-/* Bodies cut at max_bytes since start: every body is rendered here. */
-static _Atomic uint64_t bodies_cut;
 
 struct sched_body *sched_body_ref(struct sched_body *b)
 {
@@ -104,37 +100,4 @@ int sched_gzip_end(uint32_t head_crc, size_t head_len, const char *text, size_t 
 	*ret = out;
 	*ret_len = n + 8;
 	return 0;
-}
-
-struct sched_body *sched_body_render(struct snapshot *snap, const struct render_meta *meta,
-				     size_t max_bytes, uint64_t seq)
-{
-	_cleanup_fclose_ FILE *f = NULL;
-	bool cut = false;
-	struct sched_body *b = calloc(1, sizeof(*b));
-	int r;
-
-	if (!b)
-		return NULL;
-	atomic_init(&b->refs, 1);
-	b->seq = seq;
-	f = open_memstream(&b->text, &b->len);
-	if (!f) {
-		body_free(b);
-		return NULL;
-	}
-	r = render_text_limited(f, snap, meta, max_bytes, atomic_load(&bodies_cut), &cut);
-	if (r == 0 && cut)
-		atomic_fetch_add(&bodies_cut, 1);
-	b->cut = cut;
-	if (fclose(TAKE_PTR(f)) != 0 || r < 0) {
-		body_free(b);
-		return NULL;
-	}
-	if (sched_gzip_start(b->text, b->len, &b->gz, &b->gz_len) < 0)
-		b->gz = NULL; /* served uncompressed */
-	b->crc = (uint32_t)crc32(0, (const Bytef *)b->text, (uInt)b->len);
-	b->problem = TAKE_PTR(snap->problem);
-	b->done_ns = monotonic_ns();
-	return b;
 }
