@@ -269,7 +269,7 @@ case_6() {
 	bad=$(prom_api rules | jq -r '.data.groups[].rules[] | select(.health == "err") | "\(.name): \(.lastError)"')
 	[ -z "$bad" ] || fail_case "rules with errors: $bad"
 
-	# Thrashing at its memory.max: the critical alert, pending (it fires after its 10-minute for:).
+	# Thrashing at its memory.max: the thrashing alert (a warning), pending (it fires after its 10-minute for:).
 	until_true 240 "CachestatPageCacheThrashing pending or firing for /$cg" \
 		"ALERTS{alertname=\"CachestatPageCacheThrashing\",cgroup=\"/$cg\"}" "v == 1"
 	# The dashboard, looking at the thrashing cgroup: every panel has data.
