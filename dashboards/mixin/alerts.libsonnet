@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The alerting rules: prometheusAlerts, written to dashboards/rules/cachestat.alerts.yml. They
 // read the recording rules of rules.libsonnet (group cachestat.alerting.rules) and the identity
 // rule (cachestat.identity): load them all. Each alert's severity and `for` come from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The settings of the cachestat mixin, in kubernetes-mixin's and node-mixin's form: override
 // them with `(import 'mixin.libsonnet') + { _config+:: { ... } }` (dashboards/README.md).
 {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Grafana dashboards: grafanaDashboards, written to dashboards/cachestat.json and
 // dashboards/cachestat-fleet.json. Their panels are edited in Grafana and saved as the sources
 // under dashboards/mixin/dashboards/; the mixin applies the configuration to them:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The files dashboards/mixin/generate.sh writes under dashboards/, from the mixin with its
 // default _config: each rule group in its file, each dashboard as JSON. Consumers read those
 // paths (Prometheus' rule_files, deploy/tools/gen-prometheusrule.py, the e2e seed, Grafana).

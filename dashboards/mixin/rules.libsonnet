@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The recording rules: prometheusRules, written to dashboards/rules/cachestat.rules.yml,
 // cachestat.identity.yml, cachestat.subtree.yml and cachestat.fleet.yml (files.jsonnet says
 // which group goes where). Names follow level:metric:operations. Every vector match and every
