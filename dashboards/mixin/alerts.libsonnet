@@ -12,18 +12,22 @@
 {
   local cfg = $._config,
 
+  // Every line of a PromQL text indented by two spaces, without its last newline.
+  local indent(text) = std.join('\n', ['  ' + l for l in std.split(std.rstripChars(text, '\n'), '\n')]),
+
   // The identity's namespace, pod and container for an alert about a cgroup, or none: the
   // cgroup's own series where the identity rule does not name it.
   local withIdentity(expr, series) = |||
     (
-    %(expr)s)
+    %(expr)s
+    )
     * on (%(clusterLabel)s, job, instance, cgroup) group_left (namespace, pod, container)
       (
           max by (%(clusterLabel)s, job, instance, cgroup, namespace, pod, container) (cgroup:cachestat_cgroup_info:identity)
         or on (%(clusterLabel)s, job, instance, cgroup)
           group by (%(clusterLabel)s, job, instance, cgroup) (%(series)s)
       )
-  ||| % (cfg { expr: std.join('\n', ['  ' + l for l in std.split(std.rstripChars(expr, '\n'), '\n')]) + '\n', series: series }),
+  ||| % (cfg { expr: indent(expr), series: series }),
 
   // A Prometheus duration of whole minutes or hours ("15m", "1h") in minutes, and in words.
   local minutes(d) =
