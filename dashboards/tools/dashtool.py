@@ -756,18 +756,20 @@ MUTATIONS = {
         definition='label_values(cachestat_build_info{job="$job", instance="$instance"}, node_name)')),
     "no-namespace-filter": lambda d: _replace_expr(d, ', namespace=~"$namespace"', ""),
     "no-identity-join": lambda d: _replace_expr(
-        d, ' * on (job, instance, cgroup) group_left (display) %s{job="$job", instance="$instance", '
+        d, ' * on (cluster, job, instance, cgroup) group_left (display) %s{cluster=~"$cluster", job="$job", '
+        'instance="$instance", '
         'namespace=~"$namespace", pod=~"$pod", container=~"$container"}' % IDENTITY, ""),
     "variable-chain-broken": lambda d: variables(d)["pod"].update(
-        query='label_values(%s{job="$job", instance="$instance"}, pod)' % IDENTITY),
+        query='label_values(%s{cluster=~"$cluster", job="$job", instance="$instance"}, pod)' % IDENTITY),
     "novalue-silent": lambda d: first_panel(d, lambda p: "dirty_bytes" in json.dumps(p.get("targets")))
     ["fieldConfig"]["defaults"].pop("noValue"),
     "novalue-no-cause": lambda d: first_panel(d, lambda p: "pressure_some" in json.dumps(p.get("targets")))
     ["fieldConfig"]["defaults"].update(noValue="No data"),
     "banner-wrong-code": lambda d: _replace_expr(d, 'reason="no_psi"}) * 3', 'reason="no_psi"}) * 2'),
-    "banner-sum": lambda d: _replace_expr(d, 'max(cachestat_collector_unavailable_info{job="$job", instance="$instance", '
-                                          'reason="cgroup_v1"})', 'sum(cachestat_collector_unavailable_info'
-                                          '{job="$job", instance="$instance", reason="cgroup_v1"})'),
+    "banner-sum": lambda d: _replace_expr(d, 'max(cachestat_collector_unavailable_info{cluster=~"$cluster", job="$job", '
+                                          'instance="$instance", reason="cgroup_v1"})',
+                                          'sum(cachestat_collector_unavailable_info{cluster=~"$cluster", '
+                                          'job="$job", instance="$instance", reason="cgroup_v1"})'),
     "bad-promql": lambda d: _replace_expr(d, "cachestat_cgroup_cached_bytes{", "sum by (cgroup (cachestat_cgroup_cached_bytes{"),
 }
 
@@ -822,7 +824,7 @@ def cmd_filtertest(args):
     import yaml
     dash = load(args.dashboard)
     base = {"job": "cachestat", "instance": "node-a", "cgroup": ".+", "namespace": ".*", "pod": ".*",
-            "container": ".*", "datasource": "prometheus"}
+            "container": ".*", "cluster": ".*", "datasource": "prometheus"}
     target = 'job="cachestat",instance="node-a"'
     series = [{"series": 'kube_pod_info{namespace="shop",pod="web-0",uid="%s"}' % FILTER_UID, "values": "1x4"},
               {"series": 'kube_pod_container_info{namespace="shop",pod="web-0",container="nginx",'
@@ -904,7 +906,7 @@ def cmd_bannertest(args):
         print("FAIL: the top panel says what a node lacks: %s" % p)
     if problems:
         return 1
-    values = {"job": "cachestat", "datasource": "prometheus"}
+    values = {"job": "cachestat", "cluster": ".*", "datasource": "prometheus"}
     tests = []
     for node, abi, lacks in BANNER_NODES:
         target = 'job="cachestat",instance="%s"' % node
@@ -961,7 +963,7 @@ def main():
     for var in IDENTITY_VARS:
         p.add_argument("--" + var, default=".*", help="regular expression for %s=~ (default .*)" % var)
     p.add_argument("--rate-interval", default="1m")
-    p.add_argument("--cluster", default=".*", help="regular expression for cluster=~ (fleet dashboard)")
+    p.add_argument("--cluster", default=".*", help="regular expression for cluster=~ (both dashboards)")
     p.add_argument("--node", default=".*", help="regular expression for instance=~ (fleet dashboard)")
     p.add_argument("--topn", default="10", help="the fleet dashboard's top N")
     p.add_argument("--tsv", action="store_true", help="print kind<TAB>name<TAB>expression")
