@@ -17,7 +17,8 @@ Subcommands:
             puts there (through rules/cachestat.identity.yml)
 
 Output lines of lint and rules are "PASS: what" or "FAIL: what: why"; the exit status is 1
-if any check failed. Only the Python standard library and PyYAML are used.
+if any check failed. Only the Python standard library and PyYAML are used, and jsonnet, which
+rules runs to read the mixin's _config (its selector and runbook URL pattern).
 """
 
 import argparse
