@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Checks the Grafana dashboard and the Prometheus rules of dashboards/:
+#  - the rule files and the dashboards are what the jsonnet mixin (dashboards/mixin/) generates,
+#    and a hand-edited copy is told apart;
 #  - every rule file loads (promtool check rules) and its unit tests pass (promtool test rules);
 #  - alerts follow the naming, label and annotation conventions and each has a firing and a quiet test;
 #  - every PromQL expression of the dashboard parses once its variables are substituted;
@@ -26,6 +28,7 @@ dashboard=$here/cachestat.json
 
 missing=()
 command -v promtool >/dev/null || missing+=("promtool (package prometheus)")
+command -v jsonnet >/dev/null || missing+=("jsonnet (package jsonnet)")
 "$py" -c 'import yaml' 2>/dev/null || missing+=("python3 with yaml (package python3-yaml)")
 if [ ${#missing[@]} -gt 0 ]; then
 	ko "tools present: missing ${missing[*]}; run scripts/install-deps.sh"
@@ -35,6 +38,16 @@ ok "tools present: $(promtool --version 2>&1 | head -n 1)"
 
 rule_files=("$here"/rules/*.yml)
 test_files=("$here"/tests/*.yml)
+
+# The committed rules and dashboards are the mixin's output: a fresh generation must equal them,
+# and the comparison must notice a hand edit (a copy with one alert's `for` changed).
+run "rules and dashboards equal a fresh generation from the mixin (mixin/generate.sh --check)" \
+	"$here/mixin/generate.sh" --check
+# shellcheck disable=SC2154 # tmp: made by scripts/lib-check.sh
+mkdir -p "$tmp/edited"
+cp -r "$here/rules" "$here"/*.json "$tmp/edited/"
+sed -i '0,/for: "10m"/s//for: "5m"/' "$tmp/edited/rules/cachestat.alerts.yml"
+reject "the generation check fails on a hand-edited rule file" "$here/mixin/generate.sh" --check "$tmp/edited"
 
 # Rules: load, unit tests, conventions.
 for f in "${rule_files[@]}"; do
@@ -72,7 +85,6 @@ reject "the families lint fails on a reason given for a family a panel reads" \
 
 # Every alert's tests can fail: with the alert forced never to fire, or always to fire,
 # the unit tests must notice.
-# shellcheck disable=SC2154 # tmp: made by scripts/lib-check.sh
 mkdir -p "$tmp/mut/rules" "$tmp/mut/tests"
 cp "${test_files[@]}" "$tmp/mut/tests/"
 while IFS=$'\t' read -r alert file; do

@@ -17,7 +17,8 @@ Subcommands:
             puts there (through rules/cachestat.identity.yml)
 
 Output lines of lint and rules are "PASS: what" or "FAIL: what: why"; the exit status is 1
-if any check failed. Only the Python standard library and PyYAML are used.
+if any check failed. Only the Python standard library and PyYAML are used, and jsonnet, which
+rules runs to read the mixin's _config (its selector and runbook URL pattern).
 """
 
 import argparse
@@ -668,31 +669,35 @@ def cmd_rules(args):
         if not rule.get("for"):
             problems.append("%s: no for:" % name)
     report.check("every alert has severity, summary, description and for", problems)
-    # runbook_url: absolute, BASE/ALERT.md with the one base of runbook-base.txt, and the page exists.
+    # runbook_url: the mixin's runbookURLPattern with the alert's name, absolute, and the page exists.
     top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    base = runbook_base(args.runbook_base)
-    problems = [] if re.fullmatch(r"https?://[^/\s]+(/\S*)?", base) else ["base %r is not an absolute URL" % base]
+    config = mixin_config(args.mixin)
+    pattern = config["runbookURLPattern"]
+    problems = [] if re.fullmatch(r"https?://[^/\s]+(/\S*)?", pattern % "X") else [
+        "runbookURLPattern %r does not make an absolute URL" % pattern]
     for name, rule in alerts.items():
         url = (rule.get("annotations") or {}).get("runbook_url", "")
-        if url != "%s/%s.md" % (base, name):
-            problems.append("%s: runbook_url %r is not %s/%s.md" % (name, url, base, name))
+        if url != pattern % name:
+            problems.append("%s: runbook_url %r is not %r" % (name, url, pattern % name))
         if not os.path.isfile(os.path.join(top, "docs", "runbooks", name + ".md")):
             problems.append("%s: no docs/runbooks/%s.md" % (name, name))
-    report.check("every alert's runbook_url is %s/ALERT.md, a page of docs/runbooks/" % base, problems)
-    # A job selector: in the expression, or in every recording rule it reads.
+    report.check("every alert's runbook_url is %s, a page of docs/runbooks/" % (pattern % "ALERT"), problems)
+    # A job selector (the mixin's cachestatSelector): in the expression, or in every recording
+    # rule it reads.
+    selector = config["cachestatSelector"]
     recs = {r["record"]: r.get("expr", "") for path in args.rule_files
             for g in (load_yaml(path) or {}).get("groups", []) for r in g.get("rules", [])
             if r.get("record")}
     selected, grown = set(), True
     while grown:  # a rule that reads a selected rule is selected
         new = {n for n, e in recs.items() if n not in selected and
-               ('job=~"cachestat.*"' in e or any(re.search(r"\b%s\b" % re.escape(x), e) for x in selected))}
+               (selector in e or any(re.search(r"\b%s\b" % re.escape(x), e) for x in selected))}
         selected |= new
         grown = bool(new)
     problems = []
     for name, rule in alerts.items():
         expr = rule.get("expr", "")
-        if 'job=~"cachestat.*"' not in expr and not any(re.search(r"\b%s\b" % re.escape(x), expr)
+        if selector not in expr and not any(re.search(r"\b%s\b" % re.escape(x), expr)
                                                           for x in selected):
             problems.append("%s: no job selector" % name)
     report.check("every alert selects the exporter's job", problems)
@@ -752,18 +757,20 @@ MUTATIONS = {
         definition='label_values(cachestat_build_info{job="$job", instance="$instance"}, node_name)')),
     "no-namespace-filter": lambda d: _replace_expr(d, ', namespace=~"$namespace"', ""),
     "no-identity-join": lambda d: _replace_expr(
-        d, ' * on (job, instance, cgroup) group_left (display) %s{job="$job", instance="$instance", '
+        d, ' * on (cluster, job, instance, cgroup) group_left (display) %s{cluster=~"$cluster", job="$job", '
+        'instance="$instance", '
         'namespace=~"$namespace", pod=~"$pod", container=~"$container"}' % IDENTITY, ""),
     "variable-chain-broken": lambda d: variables(d)["pod"].update(
-        query='label_values(%s{job="$job", instance="$instance"}, pod)' % IDENTITY),
+        query='label_values(%s{cluster=~"$cluster", job="$job", instance="$instance"}, pod)' % IDENTITY),
     "novalue-silent": lambda d: first_panel(d, lambda p: "dirty_bytes" in json.dumps(p.get("targets")))
     ["fieldConfig"]["defaults"].pop("noValue"),
     "novalue-no-cause": lambda d: first_panel(d, lambda p: "pressure_some" in json.dumps(p.get("targets")))
     ["fieldConfig"]["defaults"].update(noValue="No data"),
     "banner-wrong-code": lambda d: _replace_expr(d, 'reason="no_psi"}) * 3', 'reason="no_psi"}) * 2'),
-    "banner-sum": lambda d: _replace_expr(d, 'max(cachestat_collector_unavailable_info{job="$job", instance="$instance", '
-                                          'reason="cgroup_v1"})', 'sum(cachestat_collector_unavailable_info'
-                                          '{job="$job", instance="$instance", reason="cgroup_v1"})'),
+    "banner-sum": lambda d: _replace_expr(d, 'max(cachestat_collector_unavailable_info{cluster=~"$cluster", job="$job", '
+                                          'instance="$instance", reason="cgroup_v1"})',
+                                          'sum(cachestat_collector_unavailable_info{cluster=~"$cluster", '
+                                          'job="$job", instance="$instance", reason="cgroup_v1"})'),
     "bad-promql": lambda d: _replace_expr(d, "cachestat_cgroup_cached_bytes{", "sum by (cgroup (cachestat_cgroup_cached_bytes{"),
 }
 
@@ -818,7 +825,7 @@ def cmd_filtertest(args):
     import yaml
     dash = load(args.dashboard)
     base = {"job": "cachestat", "instance": "node-a", "cgroup": ".+", "namespace": ".*", "pod": ".*",
-            "container": ".*", "datasource": "prometheus"}
+            "container": ".*", "cluster": ".*", "datasource": "prometheus"}
     target = 'job="cachestat",instance="node-a"'
     series = [{"series": 'kube_pod_info{namespace="shop",pod="web-0",uid="%s"}' % FILTER_UID, "values": "1x4"},
               {"series": 'kube_pod_container_info{namespace="shop",pod="web-0",container="nginx",'
@@ -900,7 +907,7 @@ def cmd_bannertest(args):
         print("FAIL: the top panel says what a node lacks: %s" % p)
     if problems:
         return 1
-    values = {"job": "cachestat", "datasource": "prometheus"}
+    values = {"job": "cachestat", "cluster": ".*", "datasource": "prometheus"}
     tests = []
     for node, abi, lacks in BANNER_NODES:
         target = 'job="cachestat",instance="%s"' % node
@@ -922,36 +929,16 @@ def cmd_bannertest(args):
     return 0
 
 
-RUNBOOK_BASE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "runbook-base.txt")
-RUNBOOK_LINE = re.compile(r"^(\s*runbook_url:\s*).*$", re.M)
+# The mixin whose _config the checks read (dashboards/mixin/).
+MIXIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mixin")
 
 
-def runbook_base(path=RUNBOOK_BASE):
-    with open(path, encoding="utf-8") as f:
-        return f.read().strip().rstrip("/")
-
-
-def cmd_runbooks(args):
-    """Sets every alert's runbook_url to BASE/ALERT.md (BASE from runbook-base.txt, or --base,
-    which is then written there): a text edit of the runbook_url lines, the rest kept as it is."""
-    if args.base:
-        with open(args.runbook_base, "w", encoding="utf-8") as f:
-            f.write(args.base.rstrip("/") + "\n")
-    base = runbook_base(args.runbook_base)
-    for path in args.rule_files:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().split("\n")
-        alert = None
-        for i, line in enumerate(lines):
-            m = re.match(r"^\s*- alert:\s*(\S+)", line)
-            if m:
-                alert = m.group(1)
-            m = RUNBOOK_LINE.match(line)
-            if m and alert:
-                lines[i] = "%s%s/%s.md" % (m.group(1), base, alert)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("\n".join(lines))
-    return 0
+def mixin_config(mixin=MIXIN):
+    """The mixin's _config (dashboards/mixin/config.libsonnet with what mixin.libsonnet adds)."""
+    import subprocess
+    out = subprocess.run(["jsonnet", "-J", mixin, "-e", '(import "mixin.libsonnet")._config'],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
 
 
 def cmd_alerts(args):
@@ -977,7 +964,7 @@ def main():
     for var in IDENTITY_VARS:
         p.add_argument("--" + var, default=".*", help="regular expression for %s=~ (default .*)" % var)
     p.add_argument("--rate-interval", default="1m")
-    p.add_argument("--cluster", default=".*", help="regular expression for cluster=~ (fleet dashboard)")
+    p.add_argument("--cluster", default=".*", help="regular expression for cluster=~ (both dashboards)")
     p.add_argument("--node", default=".*", help="regular expression for instance=~ (fleet dashboard)")
     p.add_argument("--topn", default="10", help="the fleet dashboard's top N")
     p.add_argument("--tsv", action="store_true", help="print kind<TAB>name<TAB>expression")
@@ -1001,7 +988,7 @@ def main():
     p.add_argument("--rule-files", nargs="+", required=True)
     p.add_argument("--tests", nargs="+", required=True)
     p.add_argument("--dashboards", nargs="*", help="the dashboards whose panels read the recording rules")
-    p.add_argument("--runbook-base", default=RUNBOOK_BASE, help="the file of the runbooks' base URL")
+    p.add_argument("--mixin", default=MIXIN, help="the mixin whose _config the rules follow")
     p.set_defaults(func=cmd_rules)
 
     p = sub.add_parser("families", help="check that every family sent by default is read, or its staying explained")
@@ -1033,12 +1020,6 @@ def main():
     p.add_argument("--dashboard", default=default)
     p.add_argument("output")
     p.set_defaults(func=cmd_bannertest)
-
-    p = sub.add_parser("runbooks", help="set every alert's runbook_url to BASE/ALERT.md")
-    p.add_argument("--base", help="a new base URL, written to runbook-base.txt")
-    p.add_argument("--runbook-base", default=RUNBOOK_BASE, help="the file of the base (default %(default)s)")
-    p.add_argument("rule_files", nargs="+")
-    p.set_defaults(func=cmd_runbooks)
 
     p = sub.add_parser("alerts", help="list alert names and their files")
     p.add_argument("rule_files", nargs="+")

@@ -269,7 +269,7 @@ case_6() {
 	bad=$(prom_api rules | jq -r '.data.groups[].rules[] | select(.health == "err") | "\(.name): \(.lastError)"')
 	[ -z "$bad" ] || fail_case "rules with errors: $bad"
 
-	# Thrashing at its memory.max: the critical alert, pending (it fires after its 10-minute for:).
+	# Thrashing at its memory.max: the thrashing alert (a warning), pending (it fires after its 10-minute for:).
 	until_true 240 "CachestatPageCacheThrashing pending or firing for /$cg" \
 		"ALERTS{alertname=\"CachestatPageCacheThrashing\",cgroup=\"/$cg\"}" "v == 1"
 	# The dashboard, looking at the thrashing cgroup: every panel has data.
@@ -297,7 +297,7 @@ dashboard_queries() {
 		[[ $q == *cachestat_cgroup_subtree_* ]] && c=/
 		expr=$(printf '%s' "$q" | sed -e "s/\\\$__rate_interval/1m/g; s/\\\$__range/5m/g; s/\\\$__interval/5s/g" \
 			-e "s/\\\$job/$job/g; s/\\\$instance/$instance/g; s/\\\${job}/$job/g; s/\\\${instance}/$instance/g" \
-			-e "s/\\\$namespace/.*/g; s/\\\$pod/.*/g; s/\\\$container/.*/g" \
+			-e "s/\\\$namespace/.*/g; s/\\\$pod/.*/g; s/\\\$container/.*/g; s/\\\$cluster/.*/g" \
 			-e "s|\\\$cgroup|$c|g; s|\\\${cgroup}|$c|g; s|\\\${cgroup:regex}|$c|g")
 		n=$((n + 1))
 		if on_mincore && [[ $q =~ cachestat_(cgroup|file)_(dirty|writeback|evicted|recently_evicted)_bytes ]]; then

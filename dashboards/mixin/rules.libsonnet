@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: Apache-2.0
+// The recording rules: prometheusRules, written to dashboards/rules/cachestat.rules.yml,
+// cachestat.identity.yml, cachestat.subtree.yml and cachestat.fleet.yml (files.jsonnet says
+// which group goes where). Names follow level:metric:operations. Every vector match and every
+// aggregation keeps the cluster label (_config.clusterLabel), so that one ruler over several
+// clusters keeps them apart.
+{
+  prometheusRules+:: {
+    groups+: [
+      {
+        name: 'cachestat.rules',
+        rules: [
+          // Bytes waiting to reach the disk: dirty plus under writeback.
+          {
+            record: 'cgroup:cachestat_dirty_writeback:bytes',
+            expr: |||
+              cachestat_cgroup_dirty_bytes + cachestat_cgroup_writeback_bytes
+            |||,
+          },
+        ],
+      },
+      // The signals of the alerts: 5m windows, which hold 5 samples at a 60s scrape interval and
+      // 20 at 15s (rate() needs two), and the exporter's series only (_config.cachestatSelector).
+      {
+        name: 'cachestat.alerting.rules',
+        rules: [
+          {
+            record: 'cgroup:cachestat_workingset_refault_file:rate5m',
+            expr: |||
+              rate(cachestat_cgroup_workingset_refault_file_total{%(cachestatSelector)s}[5m])
+            ||| % $._config,
+          },
+          // Refaults of pages the kernel found part of the workingset and activated at once (pages/s).
+          {
+            record: 'cgroup:cachestat_workingset_activate_file:rate5m',
+            expr: |||
+              rate(cachestat_cgroup_workingset_activate_file_total{%(cachestatSelector)s}[5m])
+            ||| % $._config,
+          },
+          // Share of the time some task of the cgroup stalled on memory (PSI some, 0..1).
+          {
+            record: 'cgroup:cachestat_memory_pressure_some:rate5m',
+            expr: |||
+              rate(cachestat_cgroup_memory_pressure_some_seconds_total{%(cachestatSelector)s}[5m])
+            ||| % $._config,
+          },
+          // memory.current over the nearer of memory.high and memory.max (0..1, above 1 over high).
+          // Over 5m windows, so that a failed scrape (its staleness markers) does not make the
+          // cgroup look unlimited. A limit of "max" has no series: no ratio for it.
+          {
+            record: 'cgroup:cachestat_memory_limit_usage:ratio',
+            expr: |||
+              max without (limit) (
+                  label_replace(
+                    max_over_time(cachestat_cgroup_memory_current_bytes{%(cachestatSelector)s}[5m])
+                    / min_over_time(cachestat_cgroup_memory_high_bytes{%(cachestatSelector)s}[5m]),
+                    "limit", "high", "", "")
+                or
+                  label_replace(
+                    max_over_time(cachestat_cgroup_memory_current_bytes{%(cachestatSelector)s}[5m])
+                    / min_over_time(cachestat_cgroup_memory_max_bytes{%(cachestatSelector)s}[5m]),
+                    "limit", "max", "", "")
+              )
+            ||| % $._config,
+          },
+          // Times per second the cgroup was throttled over memory.high or reached memory.max
+          // (memory.events counts the subtree: a parent has its children's events).
+          {
+            record: 'cgroup:cachestat_memory_limit_events:rate5m',
+            expr: |||
+              sum without (event) (
+                rate(cachestat_cgroup_memory_events_total{%(cachestatSelector)s, event=~"high|max"}[5m])
+              )
+            ||| % $._config,
+          },
+          // Refaults that stall: activated refaults above _config.refaultActivatedPagesPerSecond
+          // while memory PSI is above _config.pressureSomeRatio (so that a stray microsecond does
+          // not count). Value: pages/s.
+          {
+            record: 'cgroup:cachestat_workingset_refaults_stalling:active',
+            expr: |||
+              cgroup:cachestat_workingset_activate_file:rate5m > %(refaultActivatedPagesPerSecond)s
+              and on (%(clusterLabel)s, job, instance, cgroup)
+                cgroup:cachestat_memory_pressure_some:rate5m > %(pressureSomeRatio)g
+            ||| % $._config,
+          },
+          // Thrashing: stalling refaults while the cgroup is at its own limit, memory.current
+          // within _config.limitUsageRatio of memory.high or memory.max, or throttled / reclaimed
+          // by them.
+          {
+            record: 'cgroup:cachestat_page_cache_thrashing:active',
+            expr: |||
+              cgroup:cachestat_workingset_refaults_stalling:active
+              and on (%(clusterLabel)s, job, instance, cgroup)
+                (
+                    cgroup:cachestat_memory_limit_usage:ratio >= %(limitUsageRatio)g
+                  or
+                    cgroup:cachestat_memory_limit_events:rate5m > 0
+                )
+            ||| % $._config,
+          },
+        ],
+      },
+      // Who a cgroup belongs to: Kubernetes namespace, pod and container names for the
+      // exporter's cachestat_cgroup_info (pod_uid, container_id parsed from the cgroup path),
+      // through kube-state-metrics' kube_pod_info{uid} and kube_pod_container_info{container_id}.
+      // Without kube-state-metrics, or for a cgroup it does not know, the cgroup path stands in.
+      // The dashboard's namespace / pod / container variables and its panels read this series.
+      {
+        name: 'cachestat.identity',
+        rules: [
+          // One series per cgroup of cachestat_cgroup_info, with its labels and
+          //   namespace, pod, container  from kube-state-metrics, absent when it does not know them;
+          //   display                    "namespace/pod/container" for a container it lists,
+          //                              "namespace/pod" for a pod's own cgroup,
+          //                              "namespace/pod/<first 12 hex of the id>" for a container of a
+          //                              known pod that it does not list (the pod sandbox),
+          //                              the cgroup path otherwise;
+          //                              " (conmon)" added for the container's conmon cgroup
+          //                              (CRI-O, podman), which has the container's id too.
+          // kube-state-metrics writes container_id as "containerd://<id>" (docker://, cri-o://):
+          // the scheme is stripped before the join. Its series are aggregated first so that two
+          // replicas (or shards) of kube-state-metrics do not make the join many-to-many; the
+          // cluster label is kept on both sides, so that one id or uid in two clusters stays two.
+          // namespace, pod and container are set or removed in every branch, so target labels of
+          // the same names (added by a PodMonitor that does not drop them) never pass for the
+          // cgroup's identity. A rootless container (rootless_uid) is a user's: its id is never
+          // looked up in kube-state-metrics. Two cgroups may carry one id (a conmon and its
+          // container, or a copy): each keeps its own series, the kube-state-metrics side of the
+          // join being one per id.
+          {
+            record: 'cgroup:cachestat_cgroup_info:identity',
+            expr: |||
+              label_replace(label_replace(label_join(
+                (
+                  # A container kube-state-metrics lists.
+                  label_join(
+                    cachestat_cgroup_info{container_id!="", rootless_uid=""}
+                    * on (%(clusterLabel)s, container_id) group_left (namespace, pod, container)
+                      max by (%(clusterLabel)s, container_id, namespace, pod, container) (
+                        label_replace(kube_pod_container_info{container_id!=""},
+                          "container_id", "$1", "container_id", "[a-z0-9.+-]+://(.+)")
+                      ),
+                    "display", "/", "namespace", "pod", "container")
+                  or ignoring (namespace, pod, container, display)
+                  # A known pod: its own cgroup, or a container the pod does not list.
+                  label_replace(label_replace(
+                    label_join(
+                      label_replace(cachestat_cgroup_info{pod_uid!="", rootless_uid=""}, "container", "", "container", ".*")
+                      * on (%(clusterLabel)s, pod_uid) group_left (namespace, pod)
+                        max by (%(clusterLabel)s, pod_uid, namespace, pod) (
+                          label_replace(kube_pod_info{uid!=""}, "pod_uid", "$1", "uid", "(.+)")
+                        ),
+                      "display", "/", "namespace", "pod", "container_id"),
+                    "display", "$1", "display", "(.*)/"),
+                    "display", "$1", "display", "(.*/[0-9a-f]{12})[0-9a-f]{52}")
+                ),
+                # " (conmon)" where the cgroup is a conmon's: display|cgroup, rewritten, cut back.
+                "display", "|", "display", "cgroup"),
+                "display", "$1 (conmon)", "display", "([^|]*)[|].*-conmon-[0-9a-f]{64}([.]scope)?"),
+                "display", "$1", "display", "([^|]*)[|].*")
+              or ignoring (namespace, pod, container, display)
+              # Anything else: the cgroup path.
+              label_replace(label_replace(label_replace(label_replace(
+                cachestat_cgroup_info,
+                "namespace", "", "namespace", ".*"), "pod", "", "pod", ".*"), "container", "", "container", ".*"),
+                "display", "$1", "cgroup", "(.*)")
+            ||| % $._config,
+          },
+        ],
+      },
+      // Page cache with each file counted once, for the cgroup a question is about: the subtree
+      // families (cachestat_cgroup_subtree_*) where a cgroup has children (a pod, a slice, the
+      // root: the node), the per-cgroup ones where it is a leaf (its subtree is itself). Summing
+      // the per-cgroup series over children counts a file open in two of them (libc, a shared
+      // data file) twice; nothing here does that.
+      {
+        name: 'cachestat.subtree',
+        rules: [
+          // One series per cgroup: the cache of the files its subtree uses, each inode once. The
+          // figure to set beside memory.stat's file (hierarchical as well) and a memory limit.
+          {
+            record: 'cgroup:cachestat_subtree_cached:bytes',
+            expr: |||
+              cachestat_cgroup_subtree_cached_bytes or cachestat_cgroup_cached_bytes
+            |||,
+          },
+          // The same for recently evicted bytes (what comes back as refaults).
+          {
+            record: 'cgroup:cachestat_subtree_recently_evicted:bytes',
+            expr: |||
+              cachestat_cgroup_subtree_recently_evicted_bytes or cachestat_cgroup_recently_evicted_bytes
+            |||,
+          },
+        ],
+      },
+      // The fleet view (dashboards/cachestat-fleet.json): pods, cgroups and nodes across every
+      // node of a fleet, from a few series per node recorded here, so that a panel over 500 nodes
+      // reads thousands of series rather than the cgroups' hundreds of thousands, and a range
+      // query does not rank 176,000 series at every step. Reads the 5m rates of
+      // cachestat.alerting.rules, cachestat.subtree and cachestat.identity: load them together.
+      {
+        name: 'cachestat.fleet',
+        rules: [
+          // A pod's recently evicted bytes, each file once (its own cgroup's subtree), with its
+          // names from the identity rule; one series per pod.
+          {
+            record: 'pod:cachestat_recently_evicted:bytes',
+            expr: |||
+              cgroup:cachestat_subtree_recently_evicted:bytes
+              * ignoring (systemd_slice, systemd_unit, container_runtime, container_id, pod_uid, pod_qos,
+                          namespace, pod, container, display)
+                group_left (pod_uid, namespace, pod, display)
+                cgroup:cachestat_cgroup_info:identity{pod_uid!="", container_id=""}
+            |||,
+          },
+          // A pod's file refaults per second: memory.stat of the pod's own cgroup, which counts
+          // its containers' (hierarchical on v2; v1's total_ keys).
+          {
+            record: 'pod:cachestat_workingset_refault_file:rate5m',
+            expr: |||
+              cgroup:cachestat_workingset_refault_file:rate5m
+              * ignoring (systemd_slice, systemd_unit, container_runtime, container_id, pod_uid, pod_qos,
+                          namespace, pod, container, display)
+                group_left (pod_uid, namespace, pod, display)
+                cgroup:cachestat_cgroup_info:identity{pod_uid!="", container_id=""}
+            |||,
+          },
+          // The ten of each node, for the fleet's top N: at most 10 series a node whatever its
+          // size, and each cluster's nodes ranked apart.
+          {
+            record: 'instance_pod:cachestat_recently_evicted:top10_bytes',
+            expr: |||
+              topk by (%(clusterLabel)s, job, instance) (10, pod:cachestat_recently_evicted:bytes)
+            ||| % $._config,
+          },
+          {
+            record: 'instance_pod:cachestat_workingset_refault_file:top10_rate5m',
+            expr: |||
+              topk by (%(clusterLabel)s, job, instance) (10, pod:cachestat_workingset_refault_file:rate5m)
+            ||| % $._config,
+          },
+          // Every cgroup, pods' containers and system services alike, with its display name.
+          {
+            record: 'instance_cgroup:cachestat_recently_evicted:top10_bytes',
+            expr: |||
+              topk by (%(clusterLabel)s, job, instance) (10,
+                cgroup:cachestat_subtree_recently_evicted:bytes
+                * ignoring (systemd_slice, systemd_unit, container_runtime, container_id, pod_uid, pod_qos,
+                            namespace, pod, container, display)
+                  group_left (display)
+                  cgroup:cachestat_cgroup_info:identity)
+            ||| % $._config,
+          },
+          {
+            record: 'instance_cgroup:cachestat_workingset_refault_file:top10_rate5m',
+            expr: |||
+              topk by (%(clusterLabel)s, job, instance) (10,
+                cgroup:cachestat_workingset_refault_file:rate5m
+                * ignoring (systemd_slice, systemd_unit, container_runtime, container_id, pod_uid, pod_qos,
+                            namespace, pod, container, display)
+                  group_left (display)
+                  cgroup:cachestat_cgroup_info:identity)
+            ||| % $._config,
+          },
+          // The node's page cache that no file in use holds, in bytes (one series a node).
+          {
+            record: 'instance:cachestat_unattributed_cached:bytes',
+            expr: |||
+              cachestat_node_unattributed_cached_bytes
+            |||,
+          },
+        ],
+      },
+    ],
+  },
+}
