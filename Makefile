@@ -42,7 +42,6 @@ SUITES = \
 	package='scripts/check-package.sh' \
 	spdx='scripts/check-spdx.sh' \
 	integration='kernel/scripts/build.sh release >/dev/null; tests/integration/run.sh' \
-	kernel-release='kernel/scripts/test.sh release' \
 	e2e='tests/e2e/run.sh' \
 	e2e-stock-bookworm='E2E_STOCK=bookworm tests/e2e/stock.sh' \
 	e2e-stock-mainline='E2E_STOCK=mainline tests/e2e/stock.sh' \

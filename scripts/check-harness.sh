@@ -40,6 +40,12 @@ check "kernel log, one program without its exit line: that program fails" \
 	grep -q '^not ok - kernel numa: no exit status' "$work/noexit.out"
 results good 1
 check "kernel log, good but the runner exited 1: fails" grep -q '^not ok - kernel suite: exit 1' "$work/good.out"
+kernel_results "$fix/kernel-good.log" 0 "seed=6 kselftest mainline m32 numa bench=3 dmesg" >"$work/nobench.out"
+check "kernel log, a program asked for but not in the log (bench): fails" \
+	grep -q '^not ok - kernel bench: no exit status' "$work/nobench.out"
+kernel_results "$fix/kernel-good.log" 0 "seed=7 kselftest mainline m32 numa dmesg" >"$work/min7.out"
+check "kernel log, a minimum from PROGRAMS (seed=7 against 6 results): fails" \
+	grep -q '^not ok - kernel seed: 6 results, want at least 7' "$work/min7.out"
 
 # ---- run-suites.sh ----
 suites() { SUITE_LOG_DIR=$work/logs "$top/scripts/run-suites.sh" "$@" >"$work/suites.out" 2>&1; }

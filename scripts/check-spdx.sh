@@ -20,56 +20,59 @@ trap 'rm -rf "$work"' EXIT
 gpl='GPL-2\.0(-only|-or-later)?( WITH Linux-syscall-note)?'
 
 # The license expression of the SPDX line in the first three lines of stdin, or nothing.
-spdx_of() {
-	head -n 3 | sed -n 's/.*SPDX-License-Identifier: *\(.*\)$/\1/p' | sed -e 's# *\*/ *$##' -e 's/ *$//' | head -n 1
-}
-
-is_source() {
-	case $1 in
-	*.c | *.h | *.sh | *.py | *.js | Makefile | */Makefile | debian/rules) return 0 ;;
-	esac
-	[ "$(head -c 2 "$1" 2>/dev/null)" = '#!' ]
-}
-
-# scan DIR: prints "FILE: PROBLEM" for every source file of the git tree DIR whose SPDX line is
-# missing or wrong for its part.
+# scan DIR: one line per tracked source file of the git tree DIR whose SPDX line is wrong or missing,
+# "FILE: 'GOT', want LICENSE" ("FILE: NEW: ..." for a file a kernel patch adds). The SPDX line is the
+# first of a file's first three lines that has "SPDX-License-Identifier:"; a source file is a C, shell,
+# Python or JavaScript file, a Makefile, debian/rules or any file that starts with "#!". One process for
+# the whole tree: a few processes per file cost 20 s of a loaded machine.
 scan() {
-	local f want got new
-	(
-		cd "$1" || exit 1
-		git ls-files | while IFS= read -r f; do
-			[ -f "$f" ] && [ ! -L "$f" ] || continue
-			case $f in
-			kernel/patches/*.patch)
-				# Each file the patch creates: its first added lines.
-				awk '/^diff --git /{name=$4; sub(/^b\//, "", name); fresh=0; n=0; next}
-					/^new file mode/{fresh=1; next}
-					fresh && /^\+/ && !/^\+\+\+ / && n < 3 {n++; print name "\t" substr($0, 2)}' "$f" >"$work/added"
-				cut -f 1 "$work/added" | uniq | while IFS= read -r new; do
-					case $new in
-					*.c | *.h | *.sh | *.py | Makefile | */Makefile | Kconfig | */Kconfig) ;;
-					*) continue ;; # data, such as a kselftest's settings
-					esac
-					got=$(awk -F'\t' -v n="$new" '$1 == n {print $2}' "$work/added" | spdx_of)
-					[[ $got =~ ^$gpl$ ]] || echo "$f: $new: '${got:-no SPDX line}', want GPL-2.0"
-				done
-				continue
-				;;
-			kernel/tests/*.c) want=gpl ;;
-			*) want=apache ;;
-			esac
-			is_source "$f" || continue
-			got=$(spdx_of <"$f")
-			if [ "$want" = gpl ]; then
-				[[ $got =~ ^$gpl$ ]] || echo "$f: '${got:-no SPDX line}', want GPL-2.0"
-			else
-				[ "$got" = Apache-2.0 ] || echo "$f: '${got:-no SPDX line}', want Apache-2.0"
-			fi
-		done
-	)
+	git -C "$1" ls-files -z | python3 -c '
+import os, re, sys
+top, gpl = sys.argv[1], re.compile("(" + sys.argv[2] + ")$")
+def spdx_of(lines):
+    for line in lines[:3]:
+        m = re.match(r".*SPDX-License-Identifier: *(.*)$", line)
+        if m:
+            return re.sub(r" *$", "", re.sub(r" *\*/ *$", "", m.group(1)))
+    return ""
+def wrong(got, want):
+    return not gpl.match(got) if want == "gpl" else got != "Apache-2.0"
+for f in sys.stdin.buffer.read().decode("utf-8", "surrogateescape").split("\0"):
+    path = os.path.join(top, f)
+    if not f or os.path.islink(path) or not os.path.isfile(path):
+        continue
+    with open(path, "rb") as fh:
+        data = fh.read()
+    text = data.decode("utf-8", "surrogateescape")
+    if re.fullmatch(r"kernel/patches/.*\.patch", f):
+        added, name, fresh = {}, None, False
+        for line in text.split("\n"):
+            if line.startswith("diff --git "):
+                parts = line.split(" ")
+                name = re.sub(r"^b/", "", parts[3]) if len(parts) > 3 else ""
+                fresh = False
+            elif line.startswith("new file mode"):
+                fresh = True
+            elif fresh and line.startswith("+") and not line.startswith("+++ "):
+                lines = added.setdefault(name, [])
+                if len(lines) < 3:
+                    lines.append(line[1:])
+        for new, lines in added.items():
+            if not re.fullmatch(r".*\.(c|h|sh|py)|(.*/)?(Makefile|Kconfig)", new):
+                continue  # data, such as the settings file of a kselftest
+            got = spdx_of(lines)
+            if wrong(got, "gpl"):
+                print("%s: %s: %r, want GPL-2.0" % (f, new, got or "no SPDX line"))
+        continue
+    want = "gpl" if re.fullmatch(r"kernel/tests/[^/]*\.c", f) else "apache"
+    if not (re.fullmatch(r".*\.(c|h|sh|py|js)|(.*/)?Makefile|debian/rules", f) or data.startswith(b"#!")):
+        continue
+    got = spdx_of(text.split("\n", 3))
+    if wrong(got, want):
+        print("%s: %r, want %s" % (f, got or "no SPDX line", "GPL-2.0" if want == "gpl" else "Apache-2.0"))
+' "$1" "$gpl"
 }
 
-# --- the check finds the mistakes of a scratch tree --------------------------------------------
 fx=$work/tree
 mkdir -p "$fx/exporter" "$fx/kernel/tests" "$fx/kernel/patches" "$fx/scripts"
 printf '/* SPDX-License-Identifier: Apache-2.0 */\nint a;\n' >"$fx/exporter/good.c"
@@ -102,14 +105,15 @@ diff --git a/mm/old.c b/mm/old.c
 +int i;
 EOF
 git -C "$fx" init -q && git -C "$fx" add -A
-scan "$fx" | sed 's/:.*//' | sort -u >"$work/found"
+scan "$fx" >"$work/scratch"
+sed 's/:.*//' "$work/scratch" | sort -u >"$work/found"
 printf '%s\n' exporter/mit.c exporter/none.h kernel/patches/0001-x.patch kernel/tests/apache.c scripts/none |
 	sort >"$work/want"
 diff "$work/want" "$work/found" >"$work/diff"
 check "a scratch tree: the wrong and missing SPDX lines are found, and only they" test ! -s "$work/diff"
 sed 's/^/    /' "$work/diff"
 check "a scratch tree: a patch's new file without an SPDX line is found (mm/bad.c)" \
-	grep -q '0001-x.patch: mm/bad.c:' <(scan "$fx")
+	grep -q '0001-x.patch: mm/bad.c:' "$work/scratch"
 
 # --- the repository ---------------------------------------------------------------------------
 scan "$top" >"$work/bad"

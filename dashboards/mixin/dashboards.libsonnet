@@ -11,11 +11,15 @@
 {
   local cfg = $._config,
 
-  // Every string of a dashboard (queries, definitions, texts) passed through f.
+  // The queries of a dashboard (a panel target's expr, a variable's query and definition) passed
+  // through f; every other string is left alone (jsonnet's std.strReplace is slow on the long texts).
+  local queryKeys = ['expr', 'query', 'definition'],
   local mapStrings(f, v) =
-    if std.isString(v) then f(v)
-    else if std.isArray(v) then [mapStrings(f, x) for x in v]
-    else if std.isObject(v) then { [k]: mapStrings(f, v[k]) for k in std.objectFields(v) }
+    if std.isArray(v) then [mapStrings(f, x) for x in v]
+    else if std.isObject(v) then {
+      [k]: if std.isString(v[k]) && std.member(queryKeys, k) then f(v[k]) else mapStrings(f, v[k])
+      for k in std.objectFields(v)
+    }
     else v,
 
   // label_values(cachestat_build_info, job): the jobs the selector matches.

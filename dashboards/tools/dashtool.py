@@ -12,6 +12,7 @@ Subcommands:
   mutate    write a copy of the dashboard broken in one named way (to prove lint can fail)
   mutate-rule  write a rule file in which one alert never or always fires (to prove its tests can fail)
   alerts    list the alerts of rule files
+  alert-tests  copy the promtool tests that assert on one alert (its mutations' tests)
   filtertest  write a promtool test: the dashboard's cached-bytes query, variables set to a
             namespace, pod or container, returns the cgroups kube-state-metrics-shaped input
             puts there (through rules/cachestat.identity.yml)
@@ -800,6 +801,27 @@ def cmd_mutate_rule(args):
     return 0
 
 
+def cmd_alert_tests(args):
+    """Writes, into the directory OUTPUT, a copy of each promtool test file that keeps only the tests
+    asserting on ALERT (an alert_rule_test with its alertname): a mutation of that alert is caught by
+    those or by none, and the others (the slow ones of other alerts) need not run for it."""
+    import yaml
+    kept = 0
+    for path in args.test_files:
+        doc = load_yaml(path)
+        tests = [t for t in doc.get("tests", [])
+                 if any(a.get("alertname") == args.alert for a in t.get("alert_rule_test", []))]
+        if not tests:
+            continue
+        doc["tests"] = tests
+        kept += len(tests)
+        with open(os.path.join(args.output, os.path.basename(path)), "w", encoding="utf-8") as f:
+            yaml.safe_dump(doc, f, sort_keys=False)
+    if not kept:
+        raise SystemExit("no test asserts on %s in %s" % (args.alert, " ".join(args.test_files)))
+    return 0
+
+
 # Cgroups of one node for filtertest: (cgroup, info labels, cached bytes, display).
 FILTER_UID = "0f7c2a4e-3b1d-4c8e-9a6f-5d2e1b7c8a90"
 FILTER_ID = "5be1ecc7935f1dd85635d4feedaf660594030253cc97c9e9ca3819ffeac36b65"
@@ -1009,6 +1031,12 @@ def main():
     p.add_argument("mode", choices=["never", "always"])
     p.add_argument("output")
     p.set_defaults(func=cmd_mutate_rule)
+
+    p = sub.add_parser("alert-tests", help="copy the promtool tests that assert on one alert into a directory")
+    p.add_argument("alert")
+    p.add_argument("output")
+    p.add_argument("test_files", nargs="+")
+    p.set_defaults(func=cmd_alert_tests)
 
     p = sub.add_parser("filtertest", help="write a promtool test of the namespace / pod / container filters")
     p.add_argument("--dashboard", default=default)

@@ -4,7 +4,7 @@
 # size, in seconds, so that a benchmark that can no longer run, or that prints no figure, fails
 # here and not in front of the next person who runs it at full size. The figures of these runs
 # mean nothing; that they exist is the test. kernel-bench's is not here: its program runs at a
-# smoke size in the release kernel's boot of the kernel-release suite (kernel/scripts/test.sh),
+# smoke size in the release kernel's boot of the e2e suite (case 7, beside the kernel's tests),
 # which saves a boot; its flush half needs a third kernel build and is not smoke-tested.
 #
 # Usage: tests/bench/smoke.sh [BENCHMARK...]   (default: all; e.g. bench-hostile)

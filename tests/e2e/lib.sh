@@ -46,22 +46,28 @@ lock_run() {
 	flock -n 8 || die "another $1 is in progress (lock $E2E_ROOT/$1.lock)"
 }
 
-# kernel_results LOG STATUS: the results of the kernel suite that run-in-guest.sh printed into LOG
-# and ended with exit STATUS, one line per program in the dialect of tests/lib/tap.sh:
+# kernel_results LOG STATUS [PROGRAMS]: the results of the kernel suite that run-in-guest.sh printed into
+# LOG and ended with exit STATUS, one line per program in the dialect of tests/lib/tap.sh:
 #   ok - kernel PROGRAM: P passed, F failed, S skipped (exit RC)
 #   not ok - kernel PROGRAM: ... (why)
 # and one "skip - kernel PROGRAM: WHAT (skipped in the guest)" per skipped result. A program
 # passes only with its "# suite NAME: exit RC" line, an exit status of 0 (4, kselftest's "skip",
-# when every result is a skip), no failed result and at least its minimum number of results
-# (seed 6, the others 1; programs: seed, kselftest, mainline, m32, numa, dmesg). The suite needs its summary line and STATUS 0 beside; a log without
-# them (runner not found, truncated) fails.
+# when every result is a skip), no failed result and at least its minimum number of results.
+# PROGRAMS: the programs expected, each NAME or NAME=MINIMUM (1 when not given); by default
+# run-in-guest.sh's default set, "seed=6 kselftest mainline m32 numa dmesg". The suite needs its
+# summary line and STATUS 0 beside; a log without them (runner not found, truncated) fails.
 kernel_results() {
-	local log=$1 status=$2
-	awk -v status="$status" '
+	local log=$1 status=$2 programs=${3:-seed=6 kselftest mainline m32 numa dmesg}
+	awk -v status="$status" -v programs="$programs" '
 	BEGIN {
-		n = split("seed kselftest mainline m32 numa dmesg", order, " ")
-		min["seed"] = 6; min["kselftest"] = 1; min["mainline"] = 1; min["m32"] = 1; min["numa"] = 1
-		min["dmesg"] = 1
+		n = split(programs, order, " ")
+		for (i = 1; i <= n; i++) {
+			min[order[i]] = 1
+			if (split(order[i], kv, "=") == 2) {
+				order[i] = kv[1]
+				min[kv[1]] = kv[2] + 0
+			}
+		}
 	}
 	{ sub(/\r$/, "") }
 	/^(not )?ok [0-9]+ [A-Za-z0-9_-]+: / {

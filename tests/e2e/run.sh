@@ -327,7 +327,11 @@ dashboard_query_list() {
 	jq -r '.. | objects | select(has("expr")) | .expr' "$TOP/dashboards/cachestat.json"
 }
 
-# Case 7: the kernel's own tests (kernel/tests/README.md), in this same boot, on the scratch ext4 disk.
+# Case 7: the kernel's own tests (kernel/tests/README.md), in this same boot, on the scratch ext4 disk, and
+# make kernel-bench's program at a smoke size (so that a benchmark that broke fails here). This is the release
+# kernel's test run of make test: the kernel suite boots the debug kernel alone.
+# Each program with the least number of results its plan gives (kernel/scripts/test.sh's minima).
+KERNEL_PROGRAMS="seed=6 kselftest=53 mainline=20 m32=20 numa=1 bench=3 dmesg=1"
 case_7() {
 	local dir out rc summary
 	# Its programs test the patched kernel's cachestat (the seed's call form first); a stock kernel is not it.
@@ -337,13 +341,13 @@ case_7() {
 	dir=$("$TOP/kernel/tests/build.sh" 2>"$RUN/kernel-tests-build.log" | tail -n 1) && [ -d "$dir" ] ||
 		fail_case "kernel/tests/build.sh failed (see $RUN/kernel-tests-build.log)"
 	tar -C "$dir" -cf - run-in-guest.sh test_cachestat test_cachestat_full test_cachestat_mainline \
-		test_cachestat_mainline32 numa_refault |
+		test_cachestat_mainline32 numa_refault cachestat_bench |
 		vm_ssh 'mkdir -p /opt/cachestat-tests && tar -C /opt/cachestat-tests -xf -' || fail_case "copying the tests"
-	vm_ssh 'mkdir -p /scratch/kernel-tests && /opt/cachestat-tests/run-in-guest.sh /scratch/kernel-tests' \
+	vm_ssh "mkdir -p /scratch/kernel-tests && /opt/cachestat-tests/run-in-guest.sh /scratch/kernel-tests $(sed 's/=[0-9]*//g' <<<"$KERNEL_PROGRAMS")" \
 		>"$RUN/kernel-tests.log" 2>&1
 	rc=$?
 	# One result per program, and one per skip, for run_case to count (not one folded PASS).
-	kernel_results "$RUN/kernel-tests.log" "$rc" >"$RUN/case-7.results"
+	kernel_results "$RUN/kernel-tests.log" "$rc" "$KERNEL_PROGRAMS" >"$RUN/case-7.results"
 	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$RUN/kernel-tests.log" | tail -n 1)
 	note "kernel suite: ${summary:-no summary} (log: $RUN/kernel-tests.log)"
 	grep -q '^not ok - ' "$RUN/case-7.results" && fail_case "kernel suite: $(grep -c "^not ok - " "$RUN/case-7.results") results failed"
@@ -736,7 +740,7 @@ declare -A names=(
 	[4]="deleted open file, and a file the config assigns to cgroup B"
 	[5]="shared file counts in both cgroups; a removed cgroup leaves cleanly"
 	[6]="promtool clean, rules loaded, dashboard queries have data, refault alert fires"
-	[7]="kernel test suite in the same boot"
+	[7]="kernel test suite and kernel-bench smoke in the same boot"
 	[8]="a podman container's 64 MiB image file: its cgroup, container id and cached bytes"
 	[9]="a second container holding the same image file: the real inode, counted once"
 	[10]="Kubernetes-shaped cgroups of both kubelet drivers: pod UID, QoS, container id"
