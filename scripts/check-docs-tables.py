@@ -187,12 +187,13 @@ def check_module_map(top):
 
 
 def makefile_suites(top):
-    """The (name, command) pairs of the top Makefile's SUITES, in order, $(MAKE) read as make."""
+    """The (name, command) pairs of the top Makefile's SUITES, in order, $(MAKE) read as make; a +NAME (a suite run
+    beside the others) is NAME."""
     lines = open(os.path.join(top, "Makefile")).read().split("\n")
     start = next(i for i, l in enumerate(lines) if l.startswith("SUITES = "))
     suites = []
     for l in lines[start + 1:]:
-        m = re.match(r"\t([a-z0-9-]+)='(.*)'", l)
+        m = re.match(r"\t\+?([a-z0-9-]+)='(.*)'", l)
         if m:
             suites.append((m.group(1), m.group(2).replace("$(MAKE) -s", "make").replace("$(MAKE)", "make")))
         if not l.endswith("\\"):

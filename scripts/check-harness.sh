@@ -87,6 +87,22 @@ SUITE=two,one suites one='echo "1 passed, 0 failed"' bad='exit 1' two='echo "2 p
 eq "run-suites: SUITE=two,one runs those two and not the failing third" "$?" 0
 check "run-suites: SUITE's suites in the list's order, the others not run" \
 	bash -c "grep -o '^=== suite [a-z]*' '$work/suites.out' | tr '\n' ' ' | grep -qx '=== suite one === suite two '"
+# A +suite runs beside the one after it: each makes its file, then waits (20 s at most) for the other's; run one after
+# the other, the first to wait gives up and fails.
+cat >"$work/meet.sh" <<'MEET'
+touch "$1"
+for _ in $(seq 200); do [ -e "$2" ] && break; sleep 0.1; done
+if [ -e "$2" ]; then echo "1 passed, 0 failed"; else echo "not ok - $2 never came"; echo "0 passed, 1 failed"; fi
+MEET
+suites +lane="bash $work/meet.sh $work/lane $work/fore" fore="bash $work/meet.sh $work/fore $work/lane"
+eq "run-suites: a +suite runs beside the suite after it" "$?" 0
+check "run-suites: a +suite's output comes after the list's, and its row in the table" bash -c \
+	"grep -o '^=== suite [a-z]*' '$work/suites.out' | tr '\n' ' ' | grep -qx '=== suite fore === suite lane ' &&
+	grep -qE '^lane +1 passed' '$work/suites.out'"
+suites +bad='echo "0 passed, 1 failed"' good='echo "1 passed, 0 failed"'
+eq "run-suites: a +suite that fails fails the run" "$?" 1
+SUITE=lane suites +lane='echo "1 passed, 0 failed"' bad='exit 1'
+eq "run-suites: SUITE names a +suite without its +" "$?" 0
 SUITE=nope suites one='echo "1 passed, 0 failed"'
 eq "run-suites: a SUITE name the list lacks is an error" "$?" 2
 check "run-suites: the error names the suites there are" grep -q "no suite named 'nope'; the suites: one" "$work/suites.out"

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Runs test suites one after another and adds up their results.
-# Usage: run-suites.sh NAME=COMMAND...
+# Usage: run-suites.sh [+]NAME=COMMAND...
+# A suite written +NAME runs beside the others: when the list reaches a run of such suites, they start one after
+# another in a second lane, at a lower CPU priority, while the list goes on (make test: the stock-kernel guests beside
+# the e2e guest, whose TCG keeps one of two cores busy). Their output is in their logs and printed when the lane is
+# done, after the list; the run waits for the lane.
 # SUITE=NAME[,NAME...] runs only the suites so named (make test SUITE=NAME), in the list's order; a name
 # the list lacks is an error that lists the names.
 #
@@ -52,8 +56,9 @@ busy_percent() {
 if [ -n "${SUITE:-}" ]; then
 	wanted=",$SUITE," names=() chosen=()
 	for spec in "$@"; do
-		names+=("${spec%%=*}")
-		[[ $wanted == *",${spec%%=*},"* ]] && chosen+=("$spec")
+		name=${spec%%=*} name=${name#+}
+		names+=("$name")
+		[[ $wanted == *",$name,"* ]] && chosen+=("$spec")
 	done
 	for name in ${SUITE//,/ }; do
 		if [[ " ${names[*]} " != *" $name "* ]]; then
@@ -89,18 +94,23 @@ allowed() {
 	return 1
 }
 
-for spec in "$@"; do
-	name=${spec%%=*}
-	cmd=${spec#*=}
-	log="$log_dir/$name.log"
-	echo "=== suite $name: $cmd"
-	start=$SECONDS ticks0=$(cpu_ticks)
-	run_timed "$log_dir/$name.times" "$cmd" 2>&1 | tee "$log"
+# run_suite NAME COMMAND: runs one suite, its output into its log and onto stdout; its exit status, time and how
+# busy the machine was meanwhile into NAME.status.
+run_suite() {
+	local start=$SECONDS ticks0 rc
+	ticks0=$(cpu_ticks)
+	run_timed "$log_dir/$1.times" "$2" 2>&1 | tee "$log_dir/$1.log"
 	rc=${PIPESTATUS[0]}
-	cpu=$(cpu_seconds "$log_dir/$name.times") busy=$(busy_percent "$ticks0" "$(cpu_ticks)")
+	echo "$rc $((SECONDS - start)) $(busy_percent "$ticks0" "$(cpu_ticks)")" >"$log_dir/$1.status"
+}
+
+# account NAME: adds up the results of a suite that has run: its summary line, its exit status, its skips.
+account() {
+	local name=$1 rc secs busy cpu line pass=0 fail=0 skip=0 note="" lines=0 s log="$log_dir/$1.log"
+	read -r rc secs busy <"$log_dir/$name.status"
+	cpu=$(cpu_seconds "$log_dir/$name.times")
 	cpu_total=$((cpu_total + cpu))
 	line=$(grep -E '^([A-Za-z0-9_-]+: )?[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log" | tail -n 1)
-	pass=0 fail=0 skip=0 note=
 	if [ -n "$line" ]; then
 		read -r pass fail skip < <(echo "$line" | sed -E 's/^[A-Za-z0-9_-]+: //; s/([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?/\1 \2 \4/')
 		skip=${skip:-0}
@@ -113,7 +123,6 @@ for spec in "$@"; do
 		fail=1
 	fi
 	# The skips, with their reasons: "skip - WHAT (REASON)", and the kernel suite's "SKIP ..." lines.
-	lines=0
 	while IFS= read -r s; do
 		lines=$((lines + 1))
 		s=${s#skip - }
@@ -132,7 +141,46 @@ for spec in "$@"; do
 	fi
 	total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail)) total_skip=$((total_skip + skip))
 	summary+=("$(printf '%-14s %4d passed, %4d failed, %4d skipped  (exit %d, %s, CPU %d s, machine %d%% busy)%s' \
-		"$name" "$pass" "$fail" "$skip" "$rc" "$(mmss $((SECONDS - start)))" "$cpu" "$busy" "${note:+  $note}")")
+		"$name" "$pass" "$fail" "$skip" "$rc" "$(mmss "$secs")" "$cpu" "$busy" "${note:+  $note}")")
+}
+
+# start_lane SPEC...: runs the suites SPEC (+NAME=COMMAND) one after another in the background.
+lane_pids=() lane_specs=()
+start_lane() {
+	(
+		renice -n 5 -p "$BASHPID" >/dev/null
+		for spec in "$@"; do
+			name=${spec%%=*} name=${name#+}
+			run_suite "$name" "${spec#*=}"
+		done
+	) >/dev/null &
+	lane_pids+=($!)
+	lane_specs+=("$@")
+}
+
+beside=()
+for spec in "$@" ""; do
+	if [ "${spec:0:1}" = + ]; then
+		beside+=("$spec")
+		continue
+	fi
+	if [ ${#beside[@]} -gt 0 ]; then
+		echo "=== beside the suites after it: ${beside[*]%%=*}"
+		start_lane "${beside[@]}"
+		beside=()
+	fi
+	[ -n "$spec" ] || break
+	name=${spec%%=*}
+	echo "=== suite $name: ${spec#*=}"
+	run_suite "$name" "${spec#*=}"
+	account "$name"
+done
+for pid in "${lane_pids[@]}"; do wait "$pid"; done
+for spec in "${lane_specs[@]}"; do
+	name=${spec%%=*} name=${name#+}
+	echo "=== suite $name (ran beside the others): ${spec#*=}"
+	cat "$log_dir/$name.log"
+	account "$name"
 done
 
 if [ -n "$prebuild_pid" ]; then

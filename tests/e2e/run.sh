@@ -329,7 +329,7 @@ dashboard_query_list() {
 
 # Case 7: the kernel's own tests (kernel/tests/README.md), in this same boot, on the scratch ext4 disk, and
 # make kernel-bench's program at a smoke size (so that a benchmark that broke fails here). This is the release
-# kernel's test run of make test: the kernel suite boots the debug kernel alone.
+# kernel's test run of make test (make kernel-test boots the debug kernel too).
 # Each program with the least number of results its plan gives (kernel/scripts/test.sh's minima).
 KERNEL_PROGRAMS="seed=6 kselftest=53 mainline=20 m32=20 numa=1 bench=3 dmesg=1"
 case_7() {

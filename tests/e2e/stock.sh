@@ -20,6 +20,12 @@ bookworm) abi=mincore ;;
 mainline) abi=mainline ;;
 *) die "unknown E2E_STOCK '$flavour' (bookworm or mainline)" ;;
 esac
+# Host ports of its own per flavour (vm.sh's plus 300 or 400), apart from run.sh's: make test runs these guests beside
+# the e2e guest.
+declare -A port_offset=([bookworm]=300 [mainline]=400)
+export E2E_SSH_PORT=${E2E_SSH_PORT:-$((10022 + port_offset[$flavour]))}
+export E2E_EXPORTER_PORT=${E2E_EXPORTER_PORT:-$((19451 + port_offset[$flavour]))}
+export E2E_PROM_PORT=${E2E_PROM_PORT:-$((19090 + port_offset[$flavour]))}
 # E2E_EXPORTER=tree: this tree's exporter (make -C exporter) and deploy/systemd's unit instead of the package: how
 # scripts/mutations.txt's entries for this suite bring a mutation of exporter/ or deploy/ into the guest.
 if [ "${E2E_EXPORTER:-}" = tree ]; then
