@@ -24,8 +24,8 @@
 /* One ask sent, not answered yet; then its answer, until taken. */
 struct ps_pending {
 	uint64_t id;
-	struct sched_waiter *w;
-	struct sched_body *body; /* NULL: none */
+	struct body_waiter *w;
+	struct body *body; /* NULL: none */
 	bool stale;
 	struct ps_pending *next;
 };
@@ -40,11 +40,11 @@ struct privsep_client {
 	pthread_mutex_t lock; /* all below, and the sends */
 	struct ps_pending *pending;
 	uint64_t next_id;
-	struct sched_body *latest; /* the last body mapped */
+	struct body *latest; /* the last body mapped */
 	bool gone;                 /* the scanner is: asks are answered with latest at once */
 };
 
-static void mapped_release(struct sched_body *b)
+static void mapped_release(struct body *b)
 {
 	if (b->len)
 		munmap(b->text, b->len);
@@ -55,9 +55,9 @@ static void mapped_release(struct sched_body *b)
 }
 
 /* A body of the answer's memfds (closed here in every case). Returns 0 or -errno. */
-static int map_body(const struct privsep_answer *a, int fds[2], struct sched_body **ret)
+static int map_body(const struct privsep_answer *a, int fds[2], struct body **ret)
 {
-	struct sched_body *b = calloc(1, sizeof(*b));
+	struct body *b = calloc(1, sizeof(*b));
 	const void *text = NULL, *gz = NULL;
 	int r;
 
@@ -89,14 +89,14 @@ static int map_body(const struct privsep_answer *a, int fds[2], struct sched_bod
 
 /* The body of an answer: the mapping of its scan when there is one, else a new one. */
 static int answer_body(struct privsep_client *c, const struct privsep_answer *a, int fds[2],
-		       struct sched_body **ret)
+		       struct body **ret)
 {
-	struct sched_body *b = NULL, *old;
+	struct body *b = NULL, *old;
 	int r;
 
 	pthread_mutex_lock(&c->lock);
 	if (c->latest && c->latest->seq == a->seq)
-		b = sched_body_ref(c->latest);
+		b = body_ref(c->latest);
 	pthread_mutex_unlock(&c->lock);
 	if (b) {
 		closep(&fds[0]);
@@ -110,9 +110,9 @@ static int answer_body(struct privsep_client *c, const struct privsep_answer *a,
 		return r;
 	pthread_mutex_lock(&c->lock);
 	old = c->latest;
-	c->latest = sched_body_ref(b);
+	c->latest = body_ref(b);
 	pthread_mutex_unlock(&c->lock);
-	sched_body_unref(old);
+	body_unref(old);
 	*ret = b;
 	return 0;
 }
@@ -133,7 +133,7 @@ static struct ps_pending *pending_take(struct privsep_client *c, uint64_t id)
 /* One answer: its waiter woken with the body. Returns 0 or -errno (the channel is bad). */
 static int client_answer(struct privsep_client *c, const struct privsep_answer *a, int fds[2])
 {
-	struct sched_body *b = NULL;
+	struct body *b = NULL;
 	struct ps_pending *p;
 	int r;
 
@@ -153,7 +153,7 @@ static int client_answer(struct privsep_client *c, const struct privsep_answer *
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (!p) {
-		sched_body_unref(b); /* its waiter was woken already (privsep_client_wake_all) */
+		body_unref(b); /* its waiter was woken already (privsep_client_wake_all) */
 		return 0;
 	}
 	p->w->wake(p->w->userdata);
@@ -169,7 +169,7 @@ static void wake_pending(struct privsep_client *c, bool gone)
 	list = TAKE_PTR(c->pending);
 	c->gone |= gone;
 	for (struct ps_pending *p = list; p; p = p->next) {
-		p->body = sched_body_ref(c->latest);
+		p->body = body_ref(c->latest);
 		p->stale = true;
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -233,7 +233,7 @@ int privsep_client_new(int sock, void (*lost)(void *userdata, int error), void *
 }
 
 int privsep_client_enqueue(struct privsep_client *c, uint64_t budget_ns, bool scan,
-			   struct sched_waiter *w)
+			   struct body_waiter *w)
 {
 	struct ps_pending *p = calloc(1, sizeof(*p));
 	struct privsep_ask a = { .magic = PRIVSEP_MAGIC, .type = PRIVSEP_ASK, .scan = scan };
@@ -253,18 +253,18 @@ int privsep_client_enqueue(struct privsep_client *c, uint64_t budget_ns, bool sc
 		p->next = c->pending;
 		c->pending = p;
 	} else {
-		p->body = sched_body_ref(c->latest); /* no scanner: what there is, at once */
+		p->body = body_ref(c->latest); /* no scanner: what there is, at once */
 		p->stale = true;
 	}
 	pthread_mutex_unlock(&c->lock);
 	return r == 0 ? 0 : 1;
 }
 
-int privsep_client_take(struct privsep_client *c, const struct sched_waiter *w,
-			struct sched_body **ret, bool *ret_stale)
+int privsep_client_take(struct privsep_client *c, const struct body_waiter *w,
+			struct body **ret, bool *ret_stale)
 {
 	struct ps_pending *p = w->source_data;
-	struct sched_body *b;
+	struct body *b;
 	bool stale;
 
 	(void)c;
@@ -297,12 +297,12 @@ void privsep_client_counters(struct privsep_client *c, uint64_t *ret_stuck, uint
 }
 
 /* The calls of struct http_source, each the client's own with impl as the client. */
-static int source_enqueue(void *impl, uint64_t budget_ns, bool scan, struct sched_waiter *w)
+static int source_enqueue(void *impl, uint64_t budget_ns, bool scan, struct body_waiter *w)
 {
 	return privsep_client_enqueue(impl, budget_ns, scan, w);
 }
 
-static int source_take(void *impl, const struct sched_waiter *w, struct sched_body **ret,
+static int source_take(void *impl, const struct body_waiter *w, struct body **ret,
 		       bool *ret_stale)
 {
 	return privsep_client_take(impl, w, ret, ret_stale);
@@ -338,7 +338,7 @@ void privsep_client_free(struct privsep_client *c)
 	shutdown(c->sock, SHUT_RDWR);
 	pthread_join(c->thread, NULL);
 	close(c->sock);
-	sched_body_unref(c->latest);
+	body_unref(c->latest);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }

@@ -23,9 +23,9 @@ int privsep_client_new(int sock, void (*lost)(void *userdata, int error), void *
 
 /* As scheduler_enqueue() and scheduler_take(), answered by the scanner's scheduler. */
 int privsep_client_enqueue(struct privsep_client *c, uint64_t budget_ns, bool scan,
-			   struct sched_waiter *w);
-int privsep_client_take(struct privsep_client *c, const struct sched_waiter *w,
-			struct sched_body **ret, bool *ret_stale);
+			   struct body_waiter *w);
+int privsep_client_take(struct privsep_client *c, const struct body_waiter *w,
+			struct body **ret, bool *ret_stale);
 void privsep_client_wake_all(struct privsep_client *c);
 /* The scanner's counters, as of its last answer. */
 void privsep_client_counters(struct privsep_client *c, uint64_t *ret_stuck, uint64_t *ret_restarts);

@@ -751,7 +751,7 @@ static bool accepts_gzip(struct MHD_Connection *conn)
 
 /* What a scrape's response holds until it is sent: the shared body and its own tail. */
 struct scrape_reply {
-	struct sched_body *body;
+	struct body *body;
 	void *tail;
 };
 
@@ -759,14 +759,14 @@ static void scrape_reply_free(void *cls)
 {
 	struct scrape_reply *r = cls;
 
-	sched_body_unref(r->body);
+	body_unref(r->body);
 	free(r->tail);
 	free(r);
 }
 
 /* The self metrics of this scrape as text, or as the end of b's gzip member when gz. Returns 0
  * or -errno. */
-static int self_tail(struct http_server *s, const struct sched_body *b, bool gz, void **ret,
+static int self_tail(struct http_server *s, const struct body *b, bool gz, void **ret,
 		     size_t *ret_len)
 {
 	struct selfmetrics m = {
@@ -793,7 +793,7 @@ static int self_tail(struct http_server *s, const struct sched_body *b, bool gz,
 	if (fclose(TAKE_PTR(f)) != 0 || r < 0)
 		return -ENOMEM;
 	if (gz) /* the end of the body's gzip member */
-		return sched_gzip_end(b->crc, b->len, text, len, (unsigned char **)ret, ret_len);
+		return body_gzip_end(b->crc, b->len, text, len, (unsigned char **)ret, ret_len);
 	*ret = TAKE_PTR(text);
 	*ret_len = len;
 	return 0;
@@ -801,7 +801,7 @@ static int self_tail(struct http_server *s, const struct sched_body *b, bool gz,
 
 /* 200 with the body of b (may be NULL for HEAD before the first scan) and the self metrics. */
 static enum MHD_Result scrape_ok(struct http_server *s, struct MHD_Connection *conn,
-				 struct sched_body *b, const struct web_state *st)
+				 struct body *b, const struct web_state *st)
 {
 	_cleanup_free_ struct scrape_reply *rep = calloc(1, sizeof(*rep));
 	bool gz = b && b->gz && accepts_gzip(conn);
@@ -810,7 +810,7 @@ static enum MHD_Result scrape_ok(struct http_server *s, struct MHD_Connection *c
 	size_t tail_len = 0;
 
 	if (!rep || self_tail(s, b, gz, &rep->tail, &tail_len) < 0) {
-		sched_body_unref(b);
+		body_unref(b);
 		return text(s, conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "500 out of memory\n", st);
 	}
 	rep->body = b;
@@ -838,7 +838,7 @@ struct request {
 	struct http_server *s;
 	struct MHD_Connection *conn;
 	pthread_mutex_t lock; /* enqueue and suspend, against wake */
-	struct sched_waiter w;
+	struct body_waiter w;
 	bool counted; /* in in_flight until request_completed() */
 	bool waiting; /* suspended for a scan; the body is to be taken */
 	bool readiness; /* /-/ready: answers whether a scan has ended, not with the body */
@@ -864,7 +864,7 @@ static void request_wake(void *userdata)
 static enum MHD_Result scrape_answer(struct http_server *s, struct request *req, bool head,
 				     const struct web_state *st)
 {
-	struct sched_body *b = NULL;
+	struct body *b = NULL;
 	bool stale = false;
 	int r;
 
@@ -873,7 +873,7 @@ static enum MHD_Result scrape_answer(struct http_server *s, struct request *req,
 	if (r == 0)
 		atomic_store(&s->ready, true);
 	if (req->readiness) {
-		sched_body_unref(b);
+		body_unref(b);
 		return r == 0 ? text(s, req->conn, MHD_HTTP_OK, "cachestat_exporter is ready.\n", st)
 			      : text(s, req->conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 				     "503 not ready: the first scan has not ended yet\n", st);
@@ -906,7 +906,7 @@ static enum MHD_Result scrape(struct http_server *s, struct request *req, bool h
 	if (s->max_requests && busy >= s->max_requests)
 		return text(s, req->conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 			    "503 too many scrapes at once (--web.max-requests)\n", st);
-	req->w = (struct sched_waiter){ .wake = request_wake, .userdata = req };
+	req->w = (struct body_waiter){ .wake = request_wake, .userdata = req };
 	pthread_mutex_lock(&req->lock);
 	r = s->src.enqueue(s->src.impl, req->readiness ? HTTP_READY_BUDGET_NS : scrape_budget_ns(req->conn),
 			   !head || req->readiness, &req->w);
@@ -936,11 +936,11 @@ static void request_completed(void *cls, struct MHD_Connection *conn, void **req
 		return;
 	if (req->waiting) {
 		/* woken, but the client left before its answer: what the source holds for it goes */
-		struct sched_body *b = NULL;
+		struct body *b = NULL;
 		bool stale;
 
 		if (s->src.take(s->src.impl, &req->w, &b, &stale) == 0)
-			sched_body_unref(b);
+			body_unref(b);
 	}
 	if (req->counted)
 		atomic_fetch_sub(&s->in_flight, 1);

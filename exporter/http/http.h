@@ -23,8 +23,8 @@
  * scheduler_enqueue(), scheduler_take() and scheduler_wake_all() mean.
  */
 struct http_source {
-	int (*enqueue)(void *impl, uint64_t budget_ns, bool scan, struct sched_waiter *w);
-	int (*take)(void *impl, const struct sched_waiter *w, struct sched_body **ret,
+	int (*enqueue)(void *impl, uint64_t budget_ns, bool scan, struct body_waiter *w);
+	int (*take)(void *impl, const struct body_waiter *w, struct body **ret,
 		    bool *ret_stale);
 	void (*wake_all)(void *impl);
 	/* cachestat_scans_stuck_total and cachestat_http_restarts_total */

@@ -45,7 +45,7 @@ struct ps_conn {
 
 /* One ask, waiting in the scheduler. */
 struct ps_wait {
-	struct sched_waiter w;
+	struct body_waiter w;
 	struct ps_conn *conn;
 	uint64_t id;
 };
@@ -72,7 +72,7 @@ static void conn_unref(struct ps_conn *conn)
 }
 
 /* Under srv->lock: memfds of b, made unless they are b's already. Returns 0 or -errno. */
-static int cache_body(struct privsep_server *srv, const struct sched_body *b)
+static int cache_body(struct privsep_server *srv, const struct body *b)
 {
 	_cleanup_close_ int text = -1, gz = -1;
 
@@ -95,7 +95,7 @@ static int cache_body(struct privsep_server *srv, const struct sched_body *b)
 }
 
 /* Copies of the descriptors of b's memfds into fds; returns how many (0: out of memory). */
-static size_t body_fds(struct privsep_server *srv, const struct sched_body *b, int fds[2])
+static size_t body_fds(struct privsep_server *srv, const struct body *b, int fds[2])
 {
 	size_t n = 0;
 
@@ -114,7 +114,7 @@ static void answer(struct ps_wait *pw)
 {
 	struct privsep_server *srv = pw->conn->srv;
 	struct privsep_answer a = { .magic = PRIVSEP_MAGIC, .type = PRIVSEP_NONE, .id = pw->id };
-	struct sched_body *b = NULL;
+	struct body *b = NULL;
 	int fds[2] = { -1, -1 };
 	bool stale = false;
 	size_t n_fds = 0;
@@ -136,7 +136,7 @@ static void answer(struct ps_wait *pw)
 			a.gz_len = n_fds == 2 ? b->gz_len : 0;
 			a.stale = stale;
 		}
-		sched_body_unref(b);
+		body_unref(b);
 	}
 	pthread_mutex_lock(&pw->conn->send_lock);
 	/* a peer gone is the reader's to see; one that does not read is dropped */
@@ -171,7 +171,7 @@ static void conn_ask(struct ps_conn *conn, const struct privsep_ask *ask)
 		answer(&none);
 		return;
 	}
-	pw->w = (struct sched_waiter){ .wake = wait_wake, .userdata = pw };
+	pw->w = (struct body_waiter){ .wake = wait_wake, .userdata = pw };
 	pw->id = ask->id;
 	pw->conn = conn;
 	atomic_fetch_add(&conn->refs, 1);

@@ -10,7 +10,7 @@
 
 #include "base/util.h"
 
-static void body_free(struct sched_body *b)
+static void body_free(struct body *b)
 {
 	if (b->release) {
 		b->release(b);
@@ -22,14 +22,14 @@ static void body_free(struct sched_body *b)
 	free(b);
 }
 
-struct sched_body *sched_body_ref(struct sched_body *b)
+struct body *body_ref(struct body *b)
 {
 	if (b)
 		atomic_fetch_add(&b->refs, 1);
 	return b;
 }
 
-void sched_body_unref(struct sched_body *b)
+void body_unref(struct body *b)
 {
 	if (b && atomic_fetch_sub(&b->refs, 1) == 1)
 		body_free(b);
@@ -61,7 +61,7 @@ static int deflate_all(z_stream *z, const char *text, size_t len, int flush, siz
 	return 0;
 }
 
-int sched_gzip_start(const char *text, size_t len, unsigned char **ret, size_t *ret_len)
+int body_gzip_start(const char *text, size_t len, unsigned char **ret, size_t *ret_len)
 {
 	z_stream z = { 0 };
 
@@ -71,8 +71,8 @@ int sched_gzip_start(const char *text, size_t len, unsigned char **ret, size_t *
 	return deflate_all(&z, text, len, Z_SYNC_FLUSH, 0, ret, ret_len);
 }
 
-int sched_gzip_end(uint32_t head_crc, size_t head_len, const char *text, size_t len,
-		   unsigned char **ret, size_t *ret_len)
+int body_gzip_end(uint32_t head_crc, size_t head_len, const char *text, size_t len,
+		  unsigned char **ret, size_t *ret_len)
 {
 	z_stream z = { 0 };
 	uint32_t crc, total;

@@ -217,7 +217,7 @@ static void test_ready_starts_first_scan(void **state)
 	struct served sv;
 	unsigned port;
 	struct scheduler *sched;
-	struct sched_body *b = NULL;
+	struct body *b = NULL;
 	bool stale = false;
 
 	(void)state;
@@ -234,7 +234,7 @@ static void test_ready_starts_first_scan(void **state)
 	/* the readiness probe's own scan gives it one */
 	assert_non_null(strstr(get(port, "/-/ready", NULL), "\r\n\r\ncachestat_exporter is ready.\n"));
 	assert_int_equal(scheduler_get(sched, 0, false, &b, &stale), 0);
-	sched_body_unref(b);
+	body_unref(b);
 	assert_non_null(strstr(get(port, "/metrics", NULL), " 401 "));
 	served_stop(&sv);
 	scheduler_free(sched);

@@ -169,7 +169,7 @@ static void test_memfd(void **state)
 
 /* A waiter that a thread sleeps on. */
 struct waiting {
-	struct sched_waiter w;
+	struct body_waiter w;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool woken;
@@ -186,10 +186,10 @@ static void waiting_wake(void *userdata)
 }
 
 /* One ask through c: the body, or NULL (*ret_r says why). */
-static struct sched_body *ask(struct privsep_client *c, bool scan, bool *ret_stale, int *ret_r)
+static struct body *ask(struct privsep_client *c, bool scan, bool *ret_stale, int *ret_r)
 {
 	struct waiting x = { .w = { .wake = waiting_wake } };
-	struct sched_body *b = NULL;
+	struct body *b = NULL;
 	int r;
 
 	x.w.userdata = &x;
@@ -232,7 +232,7 @@ static void test_server_client(void **state)
 	struct scheduler *sched = make_scheduler();
 	struct privsep_server *srv = NULL;
 	struct privsep_client *c = NULL;
-	struct sched_body *b, *local = NULL, *again;
+	struct body *b, *local = NULL, *again;
 	unsigned char plain[1 << 16];
 	uLongf plain_len = sizeof(plain);
 	bool stale = true;
@@ -262,7 +262,7 @@ static void test_server_client(void **state)
 		size_t end_len = 0;
 		z_stream z = { 0 };
 
-		assert_int_equal(sched_gzip_end(b->crc, b->len, "", 0, &end, &end_len), 0);
+		assert_int_equal(body_gzip_end(b->crc, b->len, "", 0, &end, &end_len), 0);
 		all = malloc(b->gz_len + end_len);
 		assert_non_null(all);
 		memcpy(all, b->gz, b->gz_len);
@@ -285,9 +285,9 @@ static void test_server_client(void **state)
 	again = ask(c, false, &stale, &r);
 	assert_int_equal(r, 0);
 	assert_ptr_equal(again, b);
-	sched_body_unref(again);
-	sched_body_unref(local);
-	sched_body_unref(b);
+	body_unref(again);
+	body_unref(local);
+	body_unref(b);
 	privsep_client_free(c);
 	privsep_server_free(srv);
 	scheduler_free(sched);

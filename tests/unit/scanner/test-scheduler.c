@@ -70,7 +70,7 @@ static struct scan_engine *make(double max_scan_seconds)
 struct racer {
 	struct scheduler *s;
 	pthread_barrier_t *start;
-	struct sched_body *got;
+	struct body *got;
 	bool stale;
 };
 
@@ -114,7 +114,7 @@ static void test_shared_scan(void **state)
 	assert_non_null(strstr(r[0].got->text, "cachestat_cgroup_files{cgroup=\"/b\"} 5\n"));
 	assert_non_null(r[0].got->gz);
 	for (int i = 0; i < 4; i++)
-		sched_body_unref(r[i].got);
+		body_unref(r[i].got);
 	pthread_barrier_destroy(&start);
 	scheduler_free(s);
 }
@@ -147,7 +147,7 @@ static void test_stuck_scan(void **state)
 {
 	struct scan_engine *c = make(0.5);
 	struct scheduler *s = NULL;
-	struct sched_body *b = NULL, *first;
+	struct body *b = NULL, *first;
 	uint64_t t0;
 	bool stale;
 	int base = threads();
@@ -164,7 +164,7 @@ static void test_stuck_scan(void **state)
 	assert_true(since(t0) < 1.0);
 	assert_true(stale);
 	assert_ptr_equal(b, first);
-	sched_body_unref(b);
+	body_unref(b);
 	assert_int_equal(scheduler_stuck_total(s), 0);
 
 	/*
@@ -180,7 +180,7 @@ static void test_stuck_scan(void **state)
 	assert_null(strstr(b->text, "cachestat_cgroup_files{cgroup=\"/b\"}"));
 	assert_non_null(strstr(b->text, "cachestat_files_skipped_total{reason=\"mount_stuck\"} "));
 	assert_null(strstr(b->text, "cachestat_files_skipped_total{reason=\"mount_stuck\"} 0\n"));
-	sched_body_unref(b);
+	body_unref(b);
 	/* the timer and two scanners, each waiting on the thread its scan runs in */
 	assert_true(threads() <= base + 5);
 	assert_int_equal(scheduler_stuck_total(s), 1);
@@ -189,7 +189,7 @@ static void test_stuck_scan(void **state)
 	fake_set_delay(0);
 	b = NULL;
 	for (int i = 0; i < 40; i++) {
-		sched_body_unref(b);
+		body_unref(b);
 		assert_int_equal(scheduler_get(s, 8000000000ULL, true, &b, &stale), 0);
 		if (strstr(b->text, "cachestat_cgroup_files{cgroup=\"/b\"} 5\n"))
 			break;
@@ -197,8 +197,8 @@ static void test_stuck_scan(void **state)
 	}
 	assert_false(stale);
 	assert_non_null(strstr(b->text, "cachestat_cgroup_files{cgroup=\"/b\"} 5\n"));
-	sched_body_unref(b);
-	sched_body_unref(first);
+	body_unref(b);
+	body_unref(first);
 	assert_int_equal(scheduler_stuck_total(s), 1);
 	scheduler_free(s);
 }
@@ -208,7 +208,7 @@ static void test_min_interval(void **state)
 {
 	struct scan_engine *c = make(10);
 	struct scheduler *s = NULL;
-	struct sched_body *a = NULL, *b = NULL;
+	struct body *a = NULL, *b = NULL;
 	bool stale;
 
 	(void)state;
@@ -221,7 +221,7 @@ static void test_min_interval(void **state)
 	assert_int_equal(fake_calls(), 5);
 	assert_ptr_equal(a, b);
 	assert_false(stale);
-	sched_body_unref(b);
+	body_unref(b);
 	/* past the interval: the scrape waits for the scan it starts, and gets its body */
 	scheduler_set_min_interval(s, 0.2);
 	usleep(300000);
@@ -230,7 +230,7 @@ static void test_min_interval(void **state)
 	assert_ptr_not_equal(a, b);
 	assert_true(b->seq > a->seq);
 	assert_false(stale);
-	sched_body_unref(a);
+	body_unref(a);
 	/* a scan slower than the scrape's budget: the previous body, said to be stale */
 	usleep(300000);
 	fake_set_delay(100); /* 5 files: half a second */
@@ -238,14 +238,14 @@ static void test_min_interval(void **state)
 	assert_ptr_equal(a, b);
 	assert_true(stale);
 	fake_set_delay(0);
-	sched_body_unref(a);
-	sched_body_unref(b);
+	body_unref(a);
+	body_unref(b);
 	for (int i = 0; i < 100 && fake_calls() < 15; i++)
 		usleep(20000); /* the slow scan's end */
 	scheduler_set_min_interval(s, 0);
 	assert_int_equal(scheduler_get(s, 5000000000ULL, true, &b, &stale), 0);
 	assert_int_equal(fake_calls(), 20);
-	sched_body_unref(b);
+	body_unref(b);
 	scheduler_free(s);
 }
 
@@ -254,7 +254,7 @@ static void test_no_scan(void **state)
 {
 	struct scan_engine *c = make(10);
 	struct scheduler *s = NULL;
-	struct sched_body *b = NULL;
+	struct body *b = NULL;
 	bool stale;
 
 	(void)state;
@@ -268,10 +268,10 @@ static void test_no_scan(void **state)
 
 /* A waiter whose wake blocks until the test lets it go, then takes its body. */
 struct blocked_waiter {
-	struct sched_waiter w;
+	struct body_waiter w;
 	struct scheduler *s;
 	sem_t in, go, done;
-	struct sched_body *b;
+	struct body *b;
 	bool stale;
 	int r;
 };
@@ -310,7 +310,7 @@ static void test_free_while_waking(void **state)
 	assert_int_equal(x.r, 0);
 	assert_non_null(x.b);
 	assert_true(x.b->seq >= 1);
-	sched_body_unref(x.b);
+	body_unref(x.b);
 	usleep(200000); /* the scan's thread out, the scheduler freed by it */
 }
 
