@@ -417,21 +417,58 @@ static void log_write(enum log_level level, const char *file, int line,
 	fflush(stream ? stream : stderr);
 }
 
-void log_msg_at(enum log_level level, const char *file, int line, const char *fmt, ...)
+/* repeat_suppressed: whether the event's text is the one SLOT last logged (then counted, not written); else
+ * SLOT remembers it and *repeated says how many times the one before it was suppressed. An event whose text
+ * cannot be made is never suppressed. */
+static bool repeat_suppressed(struct log_repeat *slot, const struct log_event *ev, uint64_t *repeated)
+{
+	_cleanup_free_ char *text = log_event_text(ev);
+
+	*repeated = 0;
+	if (!text)
+		return false;
+	pthread_mutex_lock(&repeat_lock);
+	if (slot->last && strcmp(slot->last, text) == 0) {
+		slot->repeats++;
+		atomic_fetch_add(&repeats_suppressed, 1);
+		pthread_mutex_unlock(&repeat_lock);
+		return true;
+	}
+	*repeated = slot->repeats;
+	free(slot->last);
+	slot->last = strdup(text);
+	slot->repeats = 0;
+	pthread_mutex_unlock(&repeat_lock);
+	return false;
+}
+
+/* log_vemit: formats and writes one event, unless SLOT (may be NULL) says it repeats the last. What could be
+ * formatted is written; "(out of memory)" stands for a lost message. */
+static void log_vemit(struct log_repeat *slot, enum log_level level, const char *file, int line,
+		      const char *fmt, va_list ap)
 {
 	struct log_event ev;
-	int saved = errno, r;
+	uint64_t repeated = 0;
+	int saved = errno;
+
+	if (log_event_build(&ev, fmt, ap) < 0 && slot) {
+		log_write(level, file, line, NULL, 0);
+	} else if (!slot || !repeat_suppressed(slot, &ev, &repeated)) {
+		log_write(level, file, line, &ev, repeated);
+	}
+	log_event_done(&ev);
+	errno = saved;
+}
+
+void log_msg_at(enum log_level level, const char *file, int line, const char *fmt, ...)
+{
 	va_list ap;
 
 	if (level < min_level)
 		return;
 	va_start(ap, fmt);
-	r = log_event_build(&ev, fmt, ap);
+	log_vemit(NULL, level, file, line, fmt, ap);
 	va_end(ap);
-	(void)r; /* what could be formatted is written; "(out of memory)" stands for a lost message */
-	log_write(level, file, line, &ev, 0);
-	log_event_done(&ev);
-	errno = saved;
 }
 
 void log_fields_at(enum log_level level, const char *file, int line, const char *msg,
@@ -461,39 +498,11 @@ void log_fields_at(enum log_level level, const char *file, int line, const char 
 void log_repeat_at(struct log_repeat *slot, enum log_level level, const char *file, int line,
 		   const char *fmt, ...)
 {
-	_cleanup_free_ char *text = NULL;
-	struct log_event ev;
-	uint64_t repeated;
-	int saved = errno, r;
 	va_list ap;
 
 	if (level < min_level)
 		return;
 	va_start(ap, fmt);
-	r = log_event_build(&ev, fmt, ap);
+	log_vemit(slot, level, file, line, fmt, ap);
 	va_end(ap);
-	text = r == 0 ? log_event_text(&ev) : NULL;
-	if (!text) {
-		log_write(level, file, line, NULL, 0);
-		log_event_done(&ev);
-		errno = saved;
-		return;
-	}
-	pthread_mutex_lock(&repeat_lock);
-	if (slot->last && strcmp(slot->last, text) == 0) {
-		slot->repeats++;
-		atomic_fetch_add(&repeats_suppressed, 1);
-		pthread_mutex_unlock(&repeat_lock);
-		log_event_done(&ev);
-		errno = saved;
-		return;
-	}
-	repeated = slot->repeats;
-	free(slot->last);
-	slot->last = strdup(text);
-	slot->repeats = 0;
-	pthread_mutex_unlock(&repeat_lock);
-	log_write(level, file, line, &ev, repeated);
-	log_event_done(&ev);
-	errno = saved;
 }
