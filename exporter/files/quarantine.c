@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "files/quarantine.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include "base/log.h"
 #include "base/util.h"
 
 /* Places for the threads inside a mount: the running scan, the fanotify listener, stuck ones. */
@@ -19,14 +19,44 @@ struct slot {
 static struct slot slots[QUARANTINE_SLOTS];
 static _Thread_local struct slot *mine;
 
+/* The quarantines begun and ended since the caller last took them. Rare: a lock is cheap here. */
+static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct quarantine_event events[QUARANTINE_EVENTS];
+static size_t n_events;
+static uint64_t events_lost;
+
+static void event_add(uint64_t mnt_id, uint64_t stuck_ns, bool answered)
+{
+	pthread_mutex_lock(&events_lock);
+	if (n_events < QUARANTINE_EVENTS)
+		events[n_events++] = (struct quarantine_event){ mnt_id, stuck_ns, answered };
+	else
+		events_lost++;
+	pthread_mutex_unlock(&events_lock);
+}
+
+size_t quarantine_events_take(struct quarantine_event *ret, size_t max, uint64_t *ret_lost)
+{
+	size_t n;
+
+	pthread_mutex_lock(&events_lock);
+	n = n_events < max ? n_events : max;
+	for (size_t i = 0; i < n; i++)
+		ret[i] = events[i];
+	for (size_t i = n; i < n_events; i++)
+		events[i - n] = events[i];
+	n_events -= n;
+	*ret_lost = events_lost;
+	events_lost = 0;
+	pthread_mutex_unlock(&events_lock);
+	return n;
+}
+
 /* The thread's place now holds mnt_id (+ 1; 0 frees it), entered now. */
 static void place_set(struct slot *s, uint_fast64_t mnt)
 {
 	if (atomic_exchange(&s->reported, false))
-		log_info("mount answers again; its files are measured again"
-			 "\tmount_id=%llu\tstuck_seconds=%.1f",
-			 (unsigned long long)(atomic_load(&s->mnt) - 1),
-			 (double)(monotonic_ns() - atomic_load(&s->since)) / 1e9);
+		event_add(atomic_load(&s->mnt) - 1, monotonic_ns() - atomic_load(&s->since), true);
 	atomic_store(&s->since, 0); /* while it changes: see quarantine_holds() */
 	atomic_store(&s->mnt, mnt);
 	if (mnt)
@@ -86,9 +116,7 @@ bool quarantine_holds(uint64_t mnt_id)
 		if (!since || now < since || now - since < QUARANTINE_AFTER_NS)
 			continue;
 		if (!atomic_exchange(&s->reported, true))
-			log_warn("mount has not answered a call; its files are skipped until it does"
-				 "\tmount_id=%llu\tstuck_seconds=%.1f\treason=mount_stuck",
-				 (unsigned long long)mnt_id, (double)(now - since) / 1e9);
+			event_add(mnt_id, now - since, false);
 		return true;
 	}
 	return false;

@@ -6,12 +6,13 @@
  * same mount. So a scan says which mount it enters before such calls (the open, cachestat and
  * close of a file, the walk of a configured path) and when it is out; a mount that another
  * thread has been inside for longer than QUARANTINE_AFTER_NS is quarantined: the scans skip its
- * files (skipped{reason="mount_stuck"}) until the stuck call returns, which lifts it. Logged
- * once when a quarantine begins and once when it ends.
+ * files (skipped{reason="mount_stuck"}) until the stuck call returns, which lifts it. Each
+ * quarantine's start and end is an event the caller takes (quarantine_events_take()) and logs.
  */
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -34,5 +35,20 @@ uint64_t quarantine_enter(uint64_t mnt_id);
 /* The calling thread is out of the mount it entered, back in outer; a quarantine it caused ends. */
 void quarantine_leave(uint64_t outer);
 
-/* Whether mnt_id is quarantined: another thread has been inside it too long. Logs the start. */
+/* Whether mnt_id is quarantined: another thread has been inside it too long. Records the start. */
 bool quarantine_holds(uint64_t mnt_id);
+
+/* A quarantine that began (answered false) or ended (answered true), once each. */
+struct quarantine_event {
+	uint64_t mnt_id;
+	uint64_t stuck_ns; /* how long the stuck call had waited by then */
+	bool answered;
+};
+/* Events kept for the caller; more between two takes are counted, not kept. */
+#define QUARANTINE_EVENTS 32
+
+/*
+ * Moves the oldest events, at most max, into ret and returns how many; *ret_lost: how many did not
+ * fit since the last take. Thread safe.
+ */
+size_t quarantine_events_take(struct quarantine_event *ret, size_t max, uint64_t *ret_lost);

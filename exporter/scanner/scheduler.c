@@ -14,8 +14,9 @@
 #include <zlib.h>
 
 #include "base/log.h"
-#include "scan/skiplog.h"
 #include "base/util.h"
+#include "files/quarantine.h"
+#include "scan/skiplog.h"
 
 struct scheduler {
 	struct scan_engine *c;
@@ -30,13 +31,13 @@ struct scheduler {
 	unsigned scanners;       /* scanner threads alive: the running one and those left behind */
 	bool timer_alive;
 	pthread_t timer_thread;  /* joined by scheduler_free(): it never waits on a file system */
-	struct sched_waiter *waiters;
+	struct body_waiter *waiters;
 	unsigned stuck_alive;    /* scans left behind that have not ended yet */
 	uint64_t stuck_total;
 	uint64_t min_interval_ns; /* a body younger than this is served without a scan */
 	size_t max_body_bytes;
 	bool body_cut;           /* the last body was cut: logged when that changes */
-	struct sched_body *latest;
+	struct body *latest;
 	bool closing;            /* scheduler_free() ran: the last thread out frees */
 };
 
@@ -52,7 +53,7 @@ uint64_t scheduler_now_ns(void)
 
 static void scheduler_destroy(struct scheduler *s)
 {
-	sched_body_unref(s->latest);
+	body_unref(s->latest);
 	scan_engine_free(s->c);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->timer);
@@ -60,12 +61,12 @@ static void scheduler_destroy(struct scheduler *s)
 }
 
 /* Under lock: takes the waiters that may go (their scan ended, or their deadline passed). */
-static struct sched_waiter *take_ready(struct scheduler *s, uint64_t now, bool all)
+static struct body_waiter *take_ready(struct scheduler *s, uint64_t now, bool all)
 {
-	struct sched_waiter *ready = NULL, **p = &s->waiters;
+	struct body_waiter *ready = NULL, **p = &s->waiters;
 
 	while (*p) {
-		struct sched_waiter *w = *p;
+		struct body_waiter *w = *p;
 
 		if (all || w->target <= s->done_seq || w->deadline <= now) {
 			*p = w->next;
@@ -78,10 +79,10 @@ static struct sched_waiter *take_ready(struct scheduler *s, uint64_t now, bool a
 	return ready;
 }
 
-static void wake_list(struct sched_waiter *w)
+static void wake_list(struct body_waiter *w)
 {
 	while (w) {
-		struct sched_waiter *next = w->next;
+		struct body_waiter *next = w->next;
 
 		w->wake(w->userdata); /* may free w */
 		w = next;
@@ -177,6 +178,28 @@ void scheduler_log_mounts_capped(const struct snapshot *s)
 				 "\tcap=%s\tlimit=%zu", caps[i], s->mounts_cap_limits[i]);
 }
 
+/* The quarantines of stuck mounts (files/quarantine.h) begun and ended since the last scan. */
+void scheduler_log_quarantines(void)
+{
+	struct quarantine_event ev[QUARANTINE_EVENTS];
+	uint64_t lost;
+	size_t n = quarantine_events_take(ev, QUARANTINE_EVENTS, &lost);
+
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].answered)
+			log_info("mount answers again; its files are measured again"
+				 "\tmount_id=%" PRIu64 "\tstuck_seconds=%.1f",
+				 ev[i].mnt_id, (double)ev[i].stuck_ns / 1e9);
+		else
+			log_warn("mount has not answered a call; its files are skipped until it does"
+				 "\tmount_id=%" PRIu64 "\tstuck_seconds=%.1f\treason=mount_stuck",
+				 ev[i].mnt_id, (double)ev[i].stuck_ns / 1e9);
+	}
+	if (lost)
+		log_warn("more mounts began or ended a quarantine than are logged\tnot_logged=%" PRIu64,
+			 lost);
+}
+
 void scheduler_log_scan_notes(const struct snapshot *snap)
 {
 	/* each says a change of which caps bite, or a first time: once, not every scan */
@@ -186,6 +209,7 @@ void scheduler_log_scan_notes(const struct snapshot *snap)
 		scheduler_log_glob_note(snap);
 	scheduler_warn_no_access(snap);
 	scheduler_log_mounts_capped(snap);
+	scheduler_log_quarantines();
 }
 
 /* Bodies cut at max_bytes since start: every body is rendered here. */
@@ -195,13 +219,12 @@ static _Atomic uint64_t bodies_cut;
  * The snapshot rendered once in max_bytes at most (render_text_limited(); the bodies cut are
  * counted here, for all), text and gzip, its problem taken. NULL when out of memory.
  */
-static struct sched_body *sched_body_render(struct snapshot *snap,
-					    const struct render_meta *meta, size_t max_bytes,
-					    uint64_t seq)
+static struct body *sched_body_render(struct snapshot *snap, const struct render_meta *meta,
+				      size_t max_bytes, uint64_t seq)
 {
 	_cleanup_fclose_ FILE *f = NULL;
 	bool cut = false;
-	struct sched_body *b = calloc(1, sizeof(*b));
+	struct body *b = calloc(1, sizeof(*b));
 	int r;
 
 	if (!b)
@@ -210,7 +233,7 @@ static struct sched_body *sched_body_render(struct snapshot *snap,
 	b->seq = seq;
 	f = open_memstream(&b->text, &b->len);
 	if (!f) {
-		sched_body_unref(b);
+		body_unref(b);
 		return NULL;
 	}
 	r = render_text_limited(f, snap, meta, max_bytes, atomic_load(&bodies_cut), &cut);
@@ -218,10 +241,10 @@ static struct sched_body *sched_body_render(struct snapshot *snap,
 		atomic_fetch_add(&bodies_cut, 1);
 	b->cut = cut;
 	if (fclose(TAKE_PTR(f)) != 0 || r < 0) {
-		sched_body_unref(b);
+		body_unref(b);
 		return NULL;
 	}
-	if (sched_gzip_start(b->text, b->len, &b->gz, &b->gz_len) < 0)
+	if (body_gzip_start(b->text, b->len, &b->gz, &b->gz_len) < 0)
 		b->gz = NULL; /* served uncompressed */
 	b->crc = (uint32_t)crc32(0, (const Bytef *)b->text, (uInt)b->len);
 	b->problem = TAKE_PTR(snap->problem);
@@ -233,8 +256,8 @@ static void *scanner(void *arg)
 {
 	struct scan_job *j = arg;
 	struct scheduler *s = j->s;
-	struct sched_body *b = NULL, *old = NULL;
-	struct sched_waiter *ready;
+	struct body *b = NULL, *old = NULL;
+	struct body_waiter *ready;
 	struct snapshot *snap = NULL;
 	size_t max_body;
 	bool last;
@@ -269,8 +292,8 @@ static void *scanner(void *arg)
 	ready = take_ready(s, scheduler_now_ns(), false);
 	pthread_cond_signal(&s->timer);
 	pthread_mutex_unlock(&s->lock);
-	sched_body_unref(old);
-	sched_body_unref(b); /* one older than the latest: a stuck scan that came back late */
+	body_unref(old);
+	body_unref(b); /* one older than the latest: a stuck scan that came back late */
 	free(j);
 	wake_list(ready);
 	/*
@@ -357,7 +380,7 @@ static void *timer(void *arg)
 	pthread_mutex_lock(&s->lock);
 	while (!s->closing) {
 		uint64_t next = UINT64_MAX, now = scheduler_now_ns();
-		struct sched_waiter *ready = take_ready(s, now, false);
+		struct body_waiter *ready = take_ready(s, now, false);
 
 		if (ready) {
 			pthread_mutex_unlock(&s->lock);
@@ -365,7 +388,7 @@ static void *timer(void *arg)
 			pthread_mutex_lock(&s->lock);
 			continue;
 		}
-		for (struct sched_waiter *w = s->waiters; w; w = w->next)
+		for (struct body_waiter *w = s->waiters; w; w = w->next)
 			if (w->deadline < next)
 				next = w->deadline;
 		if (next == UINT64_MAX) {
@@ -395,7 +418,7 @@ static int start_timer(struct scheduler *s)
 	return 0;
 }
 
-int scheduler_enqueue(struct scheduler *s, uint64_t budget_ns, bool scan, struct sched_waiter *w)
+int scheduler_enqueue(struct scheduler *s, uint64_t budget_ns, bool scan, struct body_waiter *w)
 {
 	uint64_t now = scheduler_now_ns();
 	int r = 0;
@@ -428,13 +451,13 @@ int scheduler_enqueue(struct scheduler *s, uint64_t budget_ns, bool scan, struct
 	return r;
 }
 
-int scheduler_take(struct scheduler *s, const struct sched_waiter *w, struct sched_body **ret,
+int scheduler_take(struct scheduler *s, const struct body_waiter *w, struct body **ret,
 		   bool *ret_stale)
 {
-	struct sched_body *b;
+	struct body *b;
 
 	pthread_mutex_lock(&s->lock);
-	b = sched_body_ref(s->latest);
+	b = body_ref(s->latest);
 	pthread_mutex_unlock(&s->lock);
 	if (!b)
 		return -ENODATA;
@@ -445,7 +468,7 @@ int scheduler_take(struct scheduler *s, const struct sched_waiter *w, struct sch
 
 /* A waiter of scheduler_get(): its thread sleeps on a condition variable. */
 struct sync_wait {
-	struct sched_waiter w;
+	struct body_waiter w;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool woken;
@@ -461,7 +484,7 @@ static void sync_wake(void *userdata)
 	pthread_mutex_unlock(&sw->lock);
 }
 
-int scheduler_get(struct scheduler *s, uint64_t budget_ns, bool scan, struct sched_body **ret,
+int scheduler_get(struct scheduler *s, uint64_t budget_ns, bool scan, struct body **ret,
 		  bool *ret_stale)
 {
 	struct sync_wait sw = { .w = { .wake = sync_wake } };
@@ -484,7 +507,7 @@ int scheduler_get(struct scheduler *s, uint64_t budget_ns, bool scan, struct sch
 
 void scheduler_wake_all(struct scheduler *s)
 {
-	struct sched_waiter *ready;
+	struct body_waiter *ready;
 
 	pthread_mutex_lock(&s->lock);
 	ready = take_ready(s, 0, true);

@@ -7,7 +7,8 @@
  * and is told how old it is. A scan that runs far past limits.max_scan_seconds (a hung file
  * system: the scan checks its clock only between files) is left behind, not joined, and
  * counted; at most one is left behind at a time, so at most two scanner threads exist. A
- * timer thread wakes the scrapes whose budget ran out. Never logs.
+ * timer thread wakes the scrapes whose budget ran out. It logs what a scan left out (the caps
+ * that bit, the files it could not read), once per scan, for the daemon it runs in.
  */
 #pragma once
 
@@ -45,17 +46,17 @@ int scheduler_new(struct scan_engine *c, const struct render_meta *meta, struct 
  * latest as it is, no scan started). Returns 1 when scheduler_take() may be called at once,
  * 0 when w waits (scheduler_take() once w->wake has been called), or -ENOMEM.
  */
-int scheduler_enqueue(struct scheduler *s, uint64_t budget_ns, bool scan, struct sched_waiter *w);
+int scheduler_enqueue(struct scheduler *s, uint64_t budget_ns, bool scan, struct body_waiter *w);
 
 /*
  * The body for w: the one it waited for, or the last complete one (*ret_stale set: the budget
  * ran out first). Returns 0, or -ENODATA when no scan has ended yet.
  */
-int scheduler_take(struct scheduler *s, const struct sched_waiter *w, struct sched_body **ret,
+int scheduler_take(struct scheduler *s, const struct body_waiter *w, struct body **ret,
 		   bool *ret_stale);
 
 /* scheduler_enqueue() and scheduler_take() in one call that blocks the calling thread. */
-int scheduler_get(struct scheduler *s, uint64_t budget_ns, bool scan, struct sched_body **ret,
+int scheduler_get(struct scheduler *s, uint64_t budget_ns, bool scan, struct body **ret,
 		  bool *ret_stale);
 
 /* Wakes every waiter now (before the server stops: none may stay suspended). */
@@ -77,6 +78,8 @@ void scheduler_log_glob_note(const struct snapshot *snap);
 void scheduler_warn_no_access(const struct snapshot *snap);
 /* Logs each mount cap (fstypes.h) that began to bite with this scan, once. */
 void scheduler_log_mounts_capped(const struct snapshot *s);
+/* The quarantines of stuck mounts begun and ended since the last call (files/quarantine.h). */
+void scheduler_log_quarantines(void);
 /* All of the above that a scan's snapshot asks for: what the daemon and --once log after a scan. */
 void scheduler_log_scan_notes(const struct snapshot *snap);
 
