@@ -357,7 +357,7 @@ dashboard_query_list() {
 # make kernel-bench's program at a smoke size (so that a benchmark that broke fails here). This is the release
 # kernel's test run of make test (make kernel-test boots the debug kernel too).
 # Each program with the least number of results its plan gives (kernel/scripts/test.sh's minima).
-KERNEL_PROGRAMS="seed=6 kselftest=53 mainline=20 m32=20 numa=1 bench=3 dmesg=1"
+KERNEL_PROGRAMS="seed=6 kselftest=53 mainline=21 m32=21 numa=1 bench=3 dmesg=1"
 case_7() {
 	local dir out rc summary
 	# Its programs test the patched kernel's cachestat (the seed's call form first); a stock kernel is not it.
