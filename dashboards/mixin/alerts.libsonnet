@@ -35,7 +35,7 @@
     local unit = d[std.length(d) - 1];
     assert std.member(['m', 'h'], unit) : 'a duration in m or h: %s' % d;
     if unit == 'h' then 60 * n else n,
-  local words(d) = '%d minutes' % minutes(d),
+  local words(d) = if minutes(d) == 1 then '1 minute' else '%d minutes' % minutes(d),
   local forWords(name) = words(cfg.alerts[name]['for']),
 
   // An alert's severity, `for` and runbook_url, from the configuration.

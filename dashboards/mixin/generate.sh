@@ -21,8 +21,8 @@ trap 'rm -rf "$out" "$out.list"' EXIT
 mkdir -p "$out/rules"
 # -m prints the files it wrote, one a line: the list of generated files.
 {
-	jsonnet -J "$here" -S -m "$out" -e '(import "files.jsonnet").rules'
-	jsonnet -J "$here" -m "$out" -e '(import "files.jsonnet").dashboards'
+	jsonnet -J "$here" -S -m "$out" -e '(import "files.jsonnet")().rules'
+	jsonnet -J "$here" -m "$out" -e '(import "files.jsonnet")().dashboards'
 } >"$out.list"
 
 status=0

@@ -24,7 +24,7 @@ declare -A guard=([release]=900 [debug]=1800 [nofix]=900)
 
 # The least number of results of each suite of a test-mode guest: the programs' plans. The 32-bit
 # build of the mainline suite runs where the kernel has IA32 emulation and is one skip elsewhere.
-minima="seed=6 kselftest=53 mainline=20 numa=1 dmesg=1"
+minima="seed=6 kselftest=53 mainline=21 numa=1 dmesg=1"
 # The suites of a boot, when not run-in-guest.sh's default: the benchmark's smoke run in the
 # kernel that make kernel-bench boots (dmesg last, to see what it did to the kernel log).
 declare -A suites=([release]="seed kselftest mainline m32 numa bench dmesg")
@@ -70,7 +70,7 @@ for v in "${variants[@]}"; do
 	"$TESTS_DIR/qemu-run.sh" "$bz" "$artifacts" "$log" test "${guard[$v]:-900}" 512 "$cmdline"
 	rc=$?
 	m32=1
-	grep -q '^CONFIG_IA32_EMULATION=y' "$(dirname "$bz")/.config" 2>/dev/null && m32=20
+	grep -q '^CONFIG_IA32_EMULATION=y' "$(dirname "$bz")/.config" 2>/dev/null && m32=21
 	parse_run "$v:" "$log" "$rc" "$minima m32=$m32 ${suite_minima[$v]:-}"
 	pass=$((pass + RES_PASS)) fail=$((fail + RES_FAIL)) skip=$((skip + RES_SKIP))
 	# A KASAN kernel whose checks never started would pass every test above without checking anything.

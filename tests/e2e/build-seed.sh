@@ -6,7 +6,8 @@
 #                joined as MIME multipart;
 #   bundle.iso   the drive labelled "cachestat-bundle" that the user-data installs from: the exporter's Debian
 #                package (or, with E2E_EXPORTER, a binary and its unit), the Prometheus config and the rules
-#                (see the user-data's header); for case 12, not installed: the exporter's OCI image
+#                (see the user-data's header), Alertmanager's config (alertmanager.yml: every alert to case 6's
+#                webhook receiver); for case 12, not installed: the exporter's OCI image
 #                (cachestat-exporter.oci.tar) and its seccomp profile (seccomp/, deploy/seccomp's);
 #   id_ed25519   the run's ssh key.
 # Usage: build-seed.sh RUN_DIR
@@ -14,7 +15,9 @@
 #   from this tree as it is, else scripts/build-deb.sh's into $BUILD_ROOT/e2e/deb), E2E_EXPORTER (a binary to
 #   ship instead of the package, with E2E_UNIT, default deploy/systemd's unit), E2E_OCI (the OCI archive of
 #   `make image`; default: make image's or an earlier run's of this commit, else scripts/build-image.sh's into
-#   $BUILD_ROOT/e2e/image; "none" ships none, and case 12 skips), E2E_PROM_CONFIG, E2E_RULES_DIR (default: the repository's), E2E_SCRAPE_INTERVAL (default 5s),
+#   $BUILD_ROOT/e2e/image; "none" ships none, and case 12 skips), E2E_PROM_CONFIG, E2E_RULES_DIR (default: the mixin's
+#   rules generated with E2E_RULES_CONFIG, jsonnet overrides of its _config: by default the thrashing alert's
+#   `for` at 1 minute, so that case 6 sees it fire and resolve), E2E_SCRAPE_INTERVAL (default 5s),
 #   E2E_EXPORTER_CONFIG (the exporter's config.json; default: the suite's own, exporter-config.json).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -25,7 +28,8 @@ run=${1:?usage: build-seed.sh RUN_DIR}
 exporter=${E2E_EXPORTER:-}
 unit=${E2E_UNIT:-$TOP/deploy/systemd/cachestat-exporter.service}
 prom_config=${E2E_PROM_CONFIG:-$TOP/deploy/prometheus/prometheus.yml}
-rules_dir=${E2E_RULES_DIR:-$TOP/dashboards/rules}
+rules_dir=${E2E_RULES_DIR:-}
+rules_config=${E2E_RULES_CONFIG:-"{alerts+: {CachestatPageCacheThrashing+: {'for': '1m'}}}"}
 interval=${E2E_SCRAPE_INTERVAL:-5s}
 exporter_config=${E2E_EXPORTER_CONFIG:-$E2E_DIR/exporter-config.json}
 user_data=$TOP/deploy/cloud-init/user-data.yaml
@@ -101,6 +105,15 @@ fi
 for f in "${payload[@]}" "$prom_config" "$user_data"; do
 	[ -f "$f" ] || die "missing $f"
 done
+if [ -z "$rules_dir" ]; then
+	rules_dir=$run/rules
+	rm -rf "$rules_dir"
+	mkdir -p "$rules_dir"
+	command -v jsonnet >/dev/null || die "no jsonnet (package jsonnet) to generate the rules"
+	jsonnet -J "$TOP/dashboards/mixin" -S -m "$run" --tla-code "config=$rules_config" \
+		-e 'function(config) (import "files.jsonnet")(config).rules' >/dev/null ||
+		die "jsonnet could not generate the rules with $rules_config"
+fi
 compgen -G "$rules_dir/*.yml" >/dev/null || die "no rule files in $rules_dir"
 
 # The bundle drive.
@@ -119,10 +132,11 @@ if [ "$oci" != none ]; then
 	install -D -m 0644 "$TOP"/deploy/seccomp/cachestat-exporter.json "$bundle/seccomp/cachestat-exporter.json"
 fi
 install -m 0644 "$rules_dir"/*.yml "$bundle/rules/"
+install -m 0644 "$E2E_DIR/alertmanager.yml" "$bundle/alertmanager.yml"
 [ -f "$exporter_config" ] && install -m 0644 "$exporter_config" "$bundle/config.json"
 # The operator's scrape config, with every interval shortened so that the cases converge in seconds, and
-# the job of case 12's container (:9452; named so that the rules' job=~"cachestat.*" leaves it out: it
-# is down but while case 12 runs).
+# the job of case 12's container (:9452 over TLS with a login; named so that the rules' job=~"cachestat.*"
+# leaves it out: it is down but while case 12 runs), and the guest's Alertmanager (case 6).
 python3 - "$prom_config" "$bundle/prometheus.yml" "$interval" <<'PY'
 import sys, yaml
 src, dst, interval = sys.argv[1:]
@@ -135,7 +149,12 @@ glob["scrape_timeout"] = interval
 for job in cfg.get("scrape_configs", []):
     job.pop("scrape_interval", None)
     job.pop("scrape_timeout", None)
-cfg["scrape_configs"].append({"job_name": "oci-image", "static_configs": [{"targets": ["localhost:9452"]}]})
+cfg["scrape_configs"].append({
+    "job_name": "oci-image", "scheme": "https",
+    "tls_config": {"ca_file": "/etc/prometheus/e2e-tls/ca.crt", "server_name": "cachestat-exporter"},
+    "basic_auth": {"username": "prometheus", "password_file": "/etc/prometheus/e2e-tls/password"},
+    "static_configs": [{"targets": ["localhost:9452"]}]})
+cfg["alerting"] = {"alertmanagers": [{"static_configs": [{"targets": ["localhost:9093"]}]}]}
 with open(dst, "w") as f:
     f.write("# " + src.rsplit("/", 3)[-3] + "/prometheus/prometheus.yml with intervals of " + interval + " for the e2e suite\n")
     yaml.safe_dump(cfg, f, sort_keys=False)
@@ -144,9 +163,32 @@ genisoimage -quiet -V cachestat-bundle -r -J -o "$run/bundle.iso" "$bundle"
 
 # The run's ssh key and cloud-config part.
 [ -f "$run/id_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C cachestat-e2e -f "$run/id_ed25519"
+# Case 12's TLS and login, as deploy/kubernetes/components/tls lays them out: a CA of this run, the exporter's
+# certificate for the name cachestat-exporter, its web config with a bcrypt hash of the password; Prometheus
+# gets the CA and the password in files of its own.
+tls=$run/tls
+rm -rf "$tls"
+mkdir -p "$tls"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=cse-e2e-ca \
+	-keyout "$tls/ca.key" -out "$tls/ca.crt" 2>/dev/null &&
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=cachestat-exporter \
+		-keyout "$tls/tls.key" -out "$tls/tls.csr" 2>/dev/null &&
+	printf 'subjectAltName=DNS:cachestat-exporter\nextendedKeyUsage=serverAuth\n' >"$tls/ext" &&
+	openssl x509 -req -in "$tls/tls.csr" -CA "$tls/ca.crt" -CAkey "$tls/ca.key" -CAcreateserial -days 2 \
+		-extfile "$tls/ext" -out "$tls/tls.crt" 2>/dev/null || die "openssl could not make case 12's certificates"
+openssl rand -hex 16 >"$tls/password"
+printf 'tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\nbasic_auth_users:\n  prometheus: %s\n' \
+	"$(python3 -W ignore -c 'import crypt, sys
+print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=32)))' "$(cat "$tls/password")")" \
+	>"$tls/web-config.yml"
+# write_file PATH MODE FILE: a cloud-config write_files entry of FILE's bytes.
+write_file() {
+	printf '  - path: %s\n    permissions: "%s"\n    encoding: b64\n    content: %s\n' "$1" "$2" "$(base64 -w0 "$3")"
+}
+
 cat >"$run/run-part.yaml" <<PART
 #cloud-config
-# This run only: the test's ssh key for root, the scratch and swap disks.
+# This run only: the test's ssh key for root, the scratch and swap disks, case 12's TLS files.
 merge_how:
   - name: list
     settings: [append]
@@ -157,6 +199,12 @@ ssh_authorized_keys:
   - $(cat "$run/id_ed25519.pub")
 bootcmd:
   - [sh, -c, "mkdir -p /scratch && mount LABEL=cse-scratch /scratch && swapon LABEL=cse-swap"]
+write_files:
+$(write_file /etc/cachestat_exporter/web/web-config.yml 0440 "$tls/web-config.yml")
+$(write_file /etc/cachestat_exporter/web/tls.crt 0440 "$tls/tls.crt")
+$(write_file /etc/cachestat_exporter/web/tls.key 0440 "$tls/tls.key")
+$(write_file /etc/prometheus/e2e-tls/ca.crt 0644 "$tls/ca.crt")
+$(write_file /etc/prometheus/e2e-tls/password 0644 "$tls/password")
 PART
 cloud-init schema --config-file "$run/run-part.yaml" >/dev/null
 cloud-init devel make-mime \

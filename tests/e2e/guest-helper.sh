@@ -30,6 +30,9 @@
 #   e2e-guest fanotify-on                install the exporter's drop-in read from stdin (the fanotify
 #                                        collector), then daemon-reload and restart the exporter
 #   e2e-guest fanotify-off               remove that drop-in, daemon-reload, restart the exporter
+#   e2e-guest webhook FILE               detached: Alertmanager's webhook receiver on 127.0.0.1:9095
+#                                        (tests/e2e/alertmanager.yml), each alert it gets a JSON line in FILE:
+#                                        the notification's status, the alert's labels and annotations
 set -euo pipefail
 cgroot=/sys/fs/cgroup
 image=localhost/e2e-data:latest
@@ -61,6 +64,24 @@ podman_image() {
 }
 
 case $1 in
+webhook)
+	: >"$2"
+	setsid -f python3 -c '
+import http.server, json, sys
+out = sys.argv[1]
+class Receiver(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        note = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with open(out, "a") as f:
+            for alert in note["alerts"]:
+                f.write(json.dumps({"status": alert["status"], "labels": alert["labels"],
+                                    "annotations": alert["annotations"]}) + "\n")
+        self.send_response(200)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", 9095), Receiver).serve_forever()' "$2" </dev/null >/dev/null 2>&1
+	;;
 cgroup)
 	# Let the memory controller reach the cgroups below the root.
 	echo +memory >"$cgroot/cgroup.subtree_control"
