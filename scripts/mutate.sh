@@ -102,11 +102,18 @@ run() {
 	return 0
 }
 
-# prepare: the tests of the list built in the tree (where they stay for the next run), a scratch copy of the
-# tree, and the baseline: every test of the list passes on the code as it is. Not for --check-list.
+# prepare: the tests of the list (of the entries MUTATE_ONLY selects) built in the tree (where they stay for the
+# next run), a scratch copy of the tree, and the baseline: every one of those tests passes on the code as it is.
+# Not for --check-list.
+# selected_tests: the tests lines of the entries MUTATE_ONLY selects (every entry's without it).
+selected_tests() {
+	awk -v re="${MUTATE_ONLY:-}" '/^name: / { keep = re == "" || substr($0, 7) ~ re }
+		/^tests: / && keep { sub(/^tests: */, ""); print }' "$list"
+}
+
 prepare() {
-	mapfile -t all_tests < <(sed -n 's/^tests: *//p' "$list" | sed 's/sh:.*//' | tr ' ' '\n' | grep . | sort -u)
-	mapfile -t all_sh < <(sed -n 's/^tests: *//p' "$list" | grep -o 'sh:.*' | sort -u)
+	mapfile -t all_tests < <(selected_tests | sed 's/sh:.*//' | tr ' ' '\n' | grep . | sort -u)
+	mapfile -t all_sh < <(selected_tests | grep -o 'sh:.*' | sort -u)
 	make -s -C "$top/exporter" "${all_tests[@]/#/build/asan/}" >/dev/null || {
 		fail "the unit tests of the list build"
 		finish
