@@ -17,7 +17,7 @@
 #   `make image`; default: make image's or an earlier run's of this commit, else scripts/build-image.sh's into
 #   $BUILD_ROOT/e2e/image; "none" ships none, and case 12 skips), E2E_PROM_CONFIG, E2E_RULES_DIR (default: the mixin's
 #   rules generated with E2E_RULES_CONFIG, jsonnet overrides of its _config: by default the thrashing alert's
-#   `for` at 1 minute, so that case 6 sees it fire and resolve), E2E_SCRAPE_INTERVAL (default 5s),
+#   `for` at 1 minute, so that case 6 sees it fire and case 16 resolve), E2E_SCRAPE_INTERVAL (default 5s),
 #   E2E_EXPORTER_CONFIG (the exporter's config.json; default: the suite's own, exporter-config.json).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
