@@ -58,7 +58,9 @@ exporter_deb() {
 	fi
 	exec 7>"$E2E_ROOT/deb.lock"
 	flock 7
-	if deb=$(deb_current "$BUILD_ROOT/deb") || deb=$(deb_current "$own"); then
+	# E2E_SHARED_DEB=no (stock.sh, beside e2e, whose OCI image step rebuilds $BUILD_ROOT/deb from scratch):
+	# only this suite's own build, under its lock.
+	if { [ "${E2E_SHARED_DEB:-}" != no ] && deb=$(deb_current "$BUILD_ROOT/deb"); } || deb=$(deb_current "$own"); then
 		log "package: current $deb"
 		echo "$deb"
 		return

@@ -26,6 +26,8 @@ declare -A port_offset=([bookworm]=300 [mainline]=400)
 export E2E_SSH_PORT=${E2E_SSH_PORT:-$((10022 + port_offset[$flavour]))}
 export E2E_EXPORTER_PORT=${E2E_EXPORTER_PORT:-$((19451 + port_offset[$flavour]))}
 export E2E_PROM_PORT=${E2E_PROM_PORT:-$((19090 + port_offset[$flavour]))}
+# Nor the .deb of $BUILD_ROOT/deb, which e2e's OCI image step rebuilds meanwhile (build-deb.sh starts afresh).
+export E2E_SHARED_DEB=no
 # E2E_EXPORTER=tree: this tree's exporter (make -C exporter) and deploy/systemd's unit instead of the package: how
 # scripts/mutations.txt's entries for this suite bring a mutation of exporter/ or deploy/ into the guest.
 if [ "${E2E_EXPORTER:-}" = tree ]; then
