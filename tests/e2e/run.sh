@@ -279,8 +279,8 @@ case_6() {
 	# The dashboard, looking at the thrashing cgroup: every panel has data.
 	dashboard_queries "/$cg" || fail_case "dashboard queries without data"
 
-	# The alert delivered: Prometheus to Alertmanager to the receiver, with its labels; resolved when the
-	# workload stops. The runbook is the rule file's, read here.
+	# The alert delivered: Prometheus to Alertmanager to the receiver, with its labels (case 16 sees it
+	# resolved). The runbook is the rule file's, read here.
 	vm_ssh 'amtool --version' >/dev/null 2>&1 || fail_case "no Alertmanager (prometheus-alertmanager) in the guest"
 	until_cmd 240 "the receiver got CachestatPageCacheThrashing firing for /$cg" alert_received firing "/$cg"
 	got=$(vm_ssh "cat $ALERTS_LOG" | jq -c -s --arg cg "/$cg" \
