@@ -2,10 +2,13 @@
 /*
  * The events collector: a cgroup's memory.events, the times it was reclaimed under memory.low
  * protection (low), throttled over memory.high (high), hit memory.max (max), ran out of memory
- * (oom) and had a process OOM-killed (oom_kill), as counters.
+ * (oom) and had a process OOM-killed (oom_kill), as counters. By default only high and max, the
+ * two the thrashing alert reads and no other exporter sends: cAdvisor and node_exporter count
+ * the OOM kills, and nothing reads low (--collector.events.include adds them).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +18,43 @@
 #include "base/util.h"
 
 #define FAMILY "cachestat_cgroup_memory_events_total"
+
+/* --collector.events.include: bit (1u << event) for each event sent */
+static unsigned included = 1u << MEMPRESSURE_EVENT_HIGH | 1u << MEMPRESSURE_EVENT_MAX;
+
+/* A comma-separated list of memory.events keys, at least one, into included. */
+static int parse_include(const char *arg)
+{
+	_cleanup_free_ char *copy = strdup(arg);
+	unsigned set = 0;
+	char *save = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *word = strtok_r(copy, ",", &save); word; word = strtok_r(NULL, ",", &save)) {
+		unsigned e = 0;
+
+		while (e < _MEMPRESSURE_EVENT_MAX && strcmp(word, mempressure_event_name(e)) != 0)
+			e++;
+		if (e == _MEMPRESSURE_EVENT_MAX) {
+			fprintf(stderr, "--collector.events.include: \"%s\" is not one of low, high, max, oom, oom_kill\n",
+				word);
+			return -EINVAL;
+		}
+		set |= 1u << e;
+	}
+	if (!set) {
+		fprintf(stderr, "--collector.events.include: want one or more of low, high, max, oom, oom_kill, comma-separated\n");
+		return -EINVAL;
+	}
+	included = set;
+	return 0;
+}
+
+static const struct collector_flag flags[] = {
+	{ "collector.events.include", "EVENT[,...]",
+	  "memory.events keys sent, of low, high, max, oom, oom_kill (default high,max)", parse_include },
+};
 
 static int events_scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int dirfd,
 			      struct snap_cgroup *cg)
@@ -34,6 +74,7 @@ static int events_scan_cgroup(struct collect_scan *scan, size_t idx, void *state
 	r = scan_parsed(scan, cg, "memory.events", mempressure_parse_events(buf, len, ev));
 	if (r < 0)
 		return r;
+	ev->present &= included;
 	if (ev->present)
 		cg->data[idx] = TAKE_PTR(ev);
 	return 0;
@@ -78,9 +119,11 @@ static void events_json(json_t *o, const struct snap_cgroup *cg, size_t idx)
 
 static const struct collector_def events_collector = {
 	.name = "events",
-	.help = "memory.events counters (low, high, max, oom, oom_kill)",
+	.help = "memory.events counters (high and max; --collector.events.include)",
 	.default_on = true,
 	.reported = true,
+	.flags = flags,
+	.n_flags = ELEMENTSOF(flags),
 	.unavailable = scan_memory_v2_unavailable,
 	.scan_cgroup = events_scan_cgroup,
 	.free_cgroup = free,

@@ -1,42 +1,30 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The limits collector: a cgroup's memory.current, memory.high and memory.max, each one number
- * in bytes, or "max" for no limit (left out rather than exported as a number).
+ * The limits collector (off by default): what a cgroup is charged and may be charged. Its
+ * memory.current, memory.high and memory.max, each one number in bytes, or "max" for no limit
+ * (left out rather than exported as a number), and memory.stat's file, the page cache charged.
+ * In Kubernetes, cAdvisor sends the same as container_memory_usage_bytes,
+ * container_spec_memory_limit_bytes and container_memory_cache: turn it on where no cAdvisor
+ * runs (a host of systemd services).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/memstat.h"
 #include "scan/collector.h"
 #include "scan/render.h"
 #include "base/util.h"
 
-static const struct {
-	const char *file;
-	const char *name;
-	const char *help;
-} families[] = {
-	{ "memory.current", "cachestat_cgroup_memory_current_bytes",
-	  "memory.current: memory charged to the cgroup and its descendants." },
-	{ "memory.high", "cachestat_cgroup_memory_high_bytes",
-	  "memory.high: the throttling limit of the cgroup, where one is set." },
-	{ "memory.max", "cachestat_cgroup_memory_max_bytes",
-	  "memory.max: the hard limit of the cgroup, where one is set." },
-};
-
-/* snap_cgroup.data of "limits"; absent where the cgroup has none of the files. */
-struct limits_cgroup {
-	uint64_t value[ELEMENTSOF(families)];
-	unsigned present; /* bit i: value[i] is a number */
-};
-
 /* "N\n" into *ret: 1; "max\n": 0; else -EINVAL. */
-static int parse_limit(const char *buf, uint64_t *ret)
+static int parse_limit(const char *buf, size_t len, uint64_t *ret)
 {
 	unsigned long long v;
 	char *end;
 
+	if (strlen(buf) != len)
+		return -EINVAL;
 	if (strcmp(buf, "max\n") == 0)
 		return 0;
 	if (buf[0] < '0' || buf[0] > '9')
@@ -49,6 +37,43 @@ static int parse_limit(const char *buf, uint64_t *ret)
 	return 1;
 }
 
+/* memory.stat's file into *ret: 1; 0 when the kernel does not print it; else -EINVAL. */
+static int parse_stat_file(const char *buf, size_t len, uint64_t *ret)
+{
+	struct memstat m;
+	int r;
+
+	r = memstat_parse(buf, len, &m);
+	if (r < 0)
+		return r;
+	if (!memstat_has(&m, MEMSTAT_FILE))
+		return 0;
+	*ret = m.value[MEMSTAT_FILE];
+	return 1;
+}
+
+static const struct {
+	const char *file;
+	int (*parse)(const char *buf, size_t len, uint64_t *ret);
+	const char *name;
+	const char *help;
+} families[] = {
+	{ "memory.current", parse_limit, "cachestat_cgroup_memory_current_bytes",
+	  "memory.current: memory charged to the cgroup and its descendants." },
+	{ "memory.high", parse_limit, "cachestat_cgroup_memory_high_bytes",
+	  "memory.high: the throttling limit of the cgroup, where one is set." },
+	{ "memory.max", parse_limit, "cachestat_cgroup_memory_max_bytes",
+	  "memory.max: the hard limit of the cgroup, where one is set." },
+	{ "memory.stat", parse_stat_file, "cachestat_cgroup_memory_file_bytes",
+	  "memory.stat file: page cache charged to the cgroup." },
+};
+
+/* snap_cgroup.data of "limits"; absent where the cgroup has none of the files. */
+struct limits_cgroup {
+	uint64_t value[ELEMENTSOF(families)];
+	unsigned present; /* bit i: value[i] is a number */
+};
+
 /* One file into l; -ENOENT where the cgroup does not have it. */
 static int read_limit(struct collect_scan *scan, int dirfd, const struct snap_cgroup *cg,
 		      size_t i, struct limits_cgroup *l)
@@ -60,7 +85,7 @@ static int read_limit(struct collect_scan *scan, int dirfd, const struct snap_cg
 	r = scan_read_cgroup_file(scan, dirfd, cg, families[i].file, false, &buf, &len);
 	if (r <= 0)
 		return r == 0 ? -ENOENT : r;
-	r = strlen(buf) != len ? -EINVAL : parse_limit(buf, &l->value[i]);
+	r = families[i].parse(buf, len, &l->value[i]);
 	if (r < 0) {
 		scan_problem(scan, "reading %s/%s: %s", cg->name, families[i].file, strerror(-r));
 		return r;
@@ -122,8 +147,8 @@ static void limits_json(json_t *o, const struct snap_cgroup *cg, size_t idx)
 
 static const struct collector_def limits_collector = {
 	.name = "limits",
-	.help = "memory.current, memory.high and memory.max",
-	.default_on = true,
+	.help = "memory.current, memory.high, memory.max and memory.stat's file",
+	.default_on = false,
 	.reported = true,
 	.unavailable = scan_memory_v2_unavailable,
 	.scan_cgroup = limits_scan_cgroup,

@@ -10,27 +10,6 @@
 #include "scan/render.h"
 #include "base/util.h"
 
-static void free_cgroup(void *data)
-{
-	struct memstat_cgroup *m = data;
-
-	memstat_numa_done(&m->numa);
-	free(m);
-}
-
-static int read_numa(struct collect_scan *scan, int dirfd, const struct snap_cgroup *cg,
-		     struct memstat_numa *ret)
-{
-	_cleanup_free_ char *buf = NULL;
-	size_t len;
-	int r;
-
-	r = scan_read_cgroup_file(scan, dirfd, cg, "memory.numa_stat", false, &buf, &len);
-	if (r <= 0)
-		return r; /* 0: a kernel without NUMA */
-	return scan_parsed(scan, cg, "memory.numa_stat", memstat_parse_numa(buf, len, ret));
-}
-
 static int scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int dirfd,
 		       struct snap_cgroup *cg)
 {
@@ -49,13 +28,9 @@ static int scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int d
 	r = scan_parsed(scan, cg, "memory.stat",
 			scan->memory_v1 ? memstat_parse_v1(buf, len, &m->memstat)
 					: memstat_parse(buf, len, &m->memstat));
-	if (r < 0) {
+	if (r < 0)
 		free(TAKE_PTR(cg->data[idx]));
-		return r;
-	}
-	if (scan->memory_v1)
-		return 0; /* v1's memory.numa_stat has no refault counters */
-	return read_numa(scan, dirfd, cg, &m->numa);
+	return r;
 }
 
 static const struct {
@@ -66,17 +41,11 @@ static const struct {
 } families[] = {
 	{ MEMSTAT_WORKINGSET_REFAULT_FILE, "cachestat_cgroup_workingset_refault_file_total", "counter",
 	  "memory.stat workingset_refault_file: refaults of evicted file pages." },
-	{ MEMSTAT_WORKINGSET_REFAULT_ANON, "cachestat_cgroup_workingset_refault_anon_total", "counter",
-	  "memory.stat workingset_refault_anon: refaults of evicted anonymous pages." },
 	{ MEMSTAT_WORKINGSET_ACTIVATE_FILE, "cachestat_cgroup_workingset_activate_file_total", "counter",
 	  "memory.stat workingset_activate_file: refaulted file pages activated at once." },
 	{ MEMSTAT_WORKINGSET_RESTORE_FILE, "cachestat_cgroup_workingset_restore_file_total", "counter",
 	  "memory.stat workingset_restore_file: refaulted file pages that were workingset when evicted." },
-	{ MEMSTAT_FILE, "cachestat_cgroup_memory_file_bytes", "gauge",
-	  "memory.stat file: page cache charged to the cgroup." },
 };
-
-#define NODE_FAMILY "cachestat_cgroup_node_workingset_refault_file_total"
 
 /* A family has HELP and TYPE only where some cgroup has the key. */
 static void render_family_of(FILE *out, const struct snapshot *s, size_t idx, size_t k)
@@ -96,49 +65,10 @@ static void render_family_of(FILE *out, const struct snapshot *s, size_t idx, si
 	}
 }
 
-static void render_numa(FILE *out, const struct snapshot *s, size_t idx)
-{
-	bool any = false;
-
-	for (size_t i = 0; i < s->n_cgroups; i++) {
-		const struct memstat_cgroup *m = s->cgroups[i].data[idx];
-
-		any |= m && m->numa.n_nodes > 0;
-	}
-	if (!any)
-		return;
-	render_family(out, NODE_FAMILY, "counter",
-		      "memory.numa_stat workingset_refault_file: refaults of evicted file pages, per NUMA node.");
-	for (size_t i = 0; i < s->n_cgroups; i++) {
-		const struct memstat_cgroup *m = s->cgroups[i].data[idx];
-
-		for (size_t j = 0; m && j < m->numa.n_nodes; j++) {
-			char node[16];
-
-			snprintf(node, sizeof(node), "%u", m->numa.nodes[j].node);
-			render_sample_open(out, NODE_FAMILY, &s->cgroups[i]);
-			render_sample_label(out, "node", node);
-			render_sample_close(out, m->numa.nodes[j].workingset_refault_file);
-		}
-	}
-}
-
 static void memstat_text(FILE *out, const struct snapshot *s, size_t idx)
 {
 	for (size_t k = 0; k < ELEMENTSOF(families); k++)
 		render_family_of(out, s, idx, k);
-	render_numa(out, s, idx);
-}
-
-static json_t *json_numa(const struct memstat_numa *numa)
-{
-	json_t *a = json_array();
-
-	for (size_t j = 0; a && j < numa->n_nodes; j++)
-		json_array_append_new(a, json_pack("{s:I,s:I}", "node", (json_int_t)numa->nodes[j].node,
-						   "workingset_refault_file_total",
-						   (json_int_t)numa->nodes[j].workingset_refault_file));
-	return a;
 }
 
 static void memstat_json(json_t *o, const struct snap_cgroup *cg, size_t idx)
@@ -154,8 +84,6 @@ static void memstat_json(json_t *o, const struct snap_cgroup *cg, size_t idx)
 			json_object_set_new(stat, families[k].name + strlen("cachestat_cgroup_"),
 					    render_json_u64(m->memstat.value[families[k].key]));
 	json_object_set_new(o, "memory_stat", stat);
-	if (m->numa.n_nodes > 0)
-		json_object_set_new(o, "numa", json_numa(&m->numa));
 }
 
 /* v1's memory.stat is read too: only a v2 tree without the controller has none */
@@ -166,12 +94,12 @@ static const char *memstat_unavailable(const struct collect_scan *scan)
 
 static const struct collector_def memstat_collector = {
 	.name = "memstat",
-	.help = "memory.stat and memory.numa_stat counters",
+	.help = "memory.stat's workingset counters",
 	.default_on = true,
 	.reported = true,
 	.unavailable = memstat_unavailable,
 	.scan_cgroup = scan_cgroup,
-	.free_cgroup = free_cgroup,
+	.free_cgroup = free,
 	.render_text = memstat_text,
 	.render_json = memstat_json,
 };

@@ -237,30 +237,21 @@ static void scan_end(struct collect_scan *scan, void *state)
 	free(ss);
 }
 
-/* The subtree families, in the order of the cachestat collector's. */
+/*
+ * The subtree families: what a pod's, a slice's and the node's panels and rules read. The other
+ * counters (dirty, writeback, evicted, files) are in the JSON report; as series they would cost
+ * one per cgroup with children each, and the leaves' own families answer for them.
+ */
 static const struct {
+	enum snap_count count;
 	const char *name;
 	const char *help;
 } families[] = {
-	{ "cachestat_cgroup_subtree_cached_bytes",
+	{ SNAP_CACHED, "cachestat_cgroup_subtree_cached_bytes",
 	  "Page cache held by the files of the cgroup and its descendants, each inode once (cgroups with children)." },
-	{ "cachestat_cgroup_subtree_dirty_bytes", "Dirty page cache of the files of the cgroup's subtree, each inode once." },
-	{ "cachestat_cgroup_subtree_writeback_bytes",
-	  "Page cache under writeback of the files of the cgroup's subtree, each inode once." },
-	{ "cachestat_cgroup_subtree_evicted_bytes",
-	  "Evicted pages of the files of the cgroup's subtree whose shadow entries remain, each inode once." },
-	{ "cachestat_cgroup_subtree_recently_evicted_bytes",
+	{ SNAP_RECENTLY_EVICTED, "cachestat_cgroup_subtree_recently_evicted_bytes",
 	  "Evicted pages of the files of the cgroup's subtree that would count as workingset refaults, each inode once." },
-	{ "cachestat_cgroup_subtree_files", "Files scanned in the cgroup's subtree, each inode once." },
-	{ "cachestat_cgroup_subtree_files_size_bytes", "Sum of the sizes of the files of the cgroup's subtree, each inode once." },
 };
-
-static uint64_t field(const struct subtree_cgroup *sum, size_t f)
-{
-	if (f < _SNAP_COUNT_MAX)
-		return snap_counts_get(&sum->c, (enum snap_count)f);
-	return f == _SNAP_COUNT_MAX ? sum->files : sum->files_size;
-}
 
 static void subtree_families(FILE *out, const struct snapshot *s, size_t idx)
 {
@@ -272,14 +263,15 @@ static void subtree_families(FILE *out, const struct snapshot *s, size_t idx)
 		any |= sum && sum->has_subtree;
 	}
 	for (size_t f = 0; any && f < ELEMENTSOF(families); f++) {
-		if (f < _SNAP_COUNT_MAX && !pagecache_measures(s->abi, (unsigned)f))
+		if (!pagecache_measures(s->abi, (unsigned)families[f].count))
 			continue; /* not measured (the mincore method): no series rather than zeros */
 		render_family(out, families[f].name, "gauge", families[f].help);
 		for (size_t i = 0; i < s->n_cgroups; i++) {
 			const struct subtree_cgroup *sum = s->cgroups[i].data[idx];
 
 			if (sum && sum->has_subtree)
-				render_cgroup_sample(out, families[f].name, &s->cgroups[i], field(sum, f));
+				render_cgroup_sample(out, families[f].name, &s->cgroups[i],
+						     snap_counts_get(&sum->c, families[f].count));
 		}
 	}
 }

@@ -11,7 +11,6 @@
 static const char *const key_names[_MEMSTAT_MAX] = {
 	[MEMSTAT_FILE] = "file",
 	[MEMSTAT_WORKINGSET_REFAULT_FILE] = "workingset_refault_file",
-	[MEMSTAT_WORKINGSET_REFAULT_ANON] = "workingset_refault_anon",
 	[MEMSTAT_WORKINGSET_ACTIVATE_FILE] = "workingset_activate_file",
 	[MEMSTAT_WORKINGSET_RESTORE_FILE] = "workingset_restore_file",
 };
@@ -58,7 +57,6 @@ int memstat_parse(const char *buf, size_t len, struct memstat *ret)
 static const char *const v1_key_names[_MEMSTAT_MAX] = {
 	[MEMSTAT_FILE] = "total_cache",
 	[MEMSTAT_WORKINGSET_REFAULT_FILE] = "total_workingset_refault_file",
-	[MEMSTAT_WORKINGSET_REFAULT_ANON] = "total_workingset_refault_anon",
 };
 
 int memstat_parse_v1(const char *buf, size_t len, struct memstat *ret)

@@ -13,7 +13,6 @@
 enum memstat_key {
 	MEMSTAT_FILE,
 	MEMSTAT_WORKINGSET_REFAULT_FILE,
-	MEMSTAT_WORKINGSET_REFAULT_ANON,
 	MEMSTAT_WORKINGSET_ACTIVATE_FILE,
 	MEMSTAT_WORKINGSET_RESTORE_FILE,
 	_MEMSTAT_MAX,
@@ -44,7 +43,6 @@ int memstat_parse(const char *buf, size_t len, struct memstat *ret);
  * descendants; v2's memory.stat counts the descendants, so the total_ ones are taken:
  *   total_cache                    -> MEMSTAT_FILE (both are NR_FILE_PAGES, shmem included)
  *   total_workingset_refault_file  -> MEMSTAT_WORKINGSET_REFAULT_FILE
- *   total_workingset_refault_anon  -> MEMSTAT_WORKINGSET_REFAULT_ANON
  * v1 has no workingset_activate_file nor workingset_restore_file (memcg1_stat_format() of 6.18
  * and memcg_stat_show() of 6.1 print neither): they stay absent, as does a refault counter an
  * older kernel does not print. Returns 0, or -EINVAL as memstat_parse() does.

@@ -18,7 +18,8 @@
 #   $BUILD_ROOT/e2e/image; "none" ships none, and case 12 skips), E2E_PROM_CONFIG, E2E_RULES_DIR (default: the mixin's
 #   rules generated with E2E_RULES_CONFIG, jsonnet overrides of its _config: by default the thrashing alert's
 #   `for` at 1 minute, so that case 6 sees it fire and case 16 resolve), E2E_SCRAPE_INTERVAL (default 5s),
-#   E2E_EXPORTER_CONFIG (the exporter's config.json; default: the suite's own, exporter-config.json).
+#   E2E_EXPORTER_CONFIG (the exporter's config.json; default: the suite's own, exporter-config.json),
+#   E2E_EXPORTER_ARGS (flags the user-data adds to the package's; default --collector.numa).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=scripts/lib-version.sh
@@ -136,6 +137,8 @@ fi
 install -m 0644 "$rules_dir"/*.yml "$bundle/rules/"
 install -m 0644 "$E2E_DIR/alertmanager.yml" "$bundle/alertmanager.yml"
 [ -f "$exporter_config" ] && install -m 0644 "$exporter_config" "$bundle/config.json"
+# case 3 reads the refaults per NUMA node, a collector off by default
+printf '%s\n' "${E2E_EXPORTER_ARGS---collector.numa}" >"$bundle/args"
 # The operator's scrape config, with every interval shortened so that the cases converge in seconds, and
 # the job of case 12's container (:9452 over TLS with a login; named so that the rules' job=~"cachestat.*"
 # leaves it out: it is down but while case 12 runs), and the guest's Alertmanager (case 6).

@@ -133,7 +133,8 @@ static void test_scan(void **state)
 	assert_int_equal(cs_of(a)->c.recently_evicted, files_of(a) * (uint64_t)ps);
 	assert_non_null(ms_of(a));
 	assert_int_equal(ms_of(a)->memstat.value[MEMSTAT_FILE], 8192);
-	assert_int_equal(ms_of(a)->numa.n_nodes, 2);
+	assert_non_null(snap_cgroup_data(a, "numa"));
+	assert_int_equal(((const struct memstat_numa *)snap_cgroup_data(a, "numa"))->n_nodes, 2);
 	assert_int_equal(n_top(a), 2);
 
 	/* /b: the five assigned files; "/b" does not match "/b/sub" (FNM_PATHNAME) */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The events collector over a fake cgroup tree, and the memory.events parser: each known key a
- * sample with its event label, unknown keys ignored, a cgroup without the file (the root, a v1
+ * The events collector over a fake cgroup tree, and the memory.events parser: each key of
+ * --collector.events.include (high and max by default) a sample with its event label, unknown keys
+ * ignored, a cgroup without the file (the root, a v1
  * hierarchy) without series rather than zeros, a malformed file a failure the scan survives.
  */
 #define _GNU_SOURCE
@@ -46,13 +47,12 @@ static void test_events(void **state)
 	char *t = scan_one(root, "events", false, &success);
 
 	(void)state;
+	/* by default high and max: the others are cAdvisor's (oom_kill) or read by nothing */
 	assert_non_null(strstr(t, "# TYPE cachestat_cgroup_memory_events_total counter\n"
-				  "cachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"low\"} 0\n"
 				  "cachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"high\"} 4711\n"
-				  "cachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"max\"} 12\n"
-				  "cachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"oom\"} 2\n"
-				  "cachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"oom_kill\"} 1\n"));
-	assert_null(strstr(t, "oom_group_kill"));
+				  "cachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"max\"} 12\n"));
+	assert_null(strstr(t, "event=\"low\""));
+	assert_null(strstr(t, "event=\"oom"));
 	/* the root and /none have no memory.events: no series; /bad is malformed: none either */
 	assert_null(strstr(t, "events_total{cgroup=\"/\""));
 	assert_null(strstr(t, "cgroup=\"/none\""));
@@ -60,6 +60,39 @@ static void test_events(void **state)
 	assert_false(success);
 	assert_non_null(strstr(t, "cachestat_scrape_collector_success{collector=\"events\"} 0\n"));
 	free(t);
+}
+
+/* --collector.events.include: the keys named, in memory.events' order; a bad list refused. */
+static void test_events_include(void **state)
+{
+	const struct collector_flag *flag = NULL;
+	char *t;
+
+	(void)state;
+	collector_flag_set("collector.events.include", "oom_kill,low,oom,max,high");
+	t = scan_one(root, "events", false, NULL);
+	assert_non_null(strstr(t, "cachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"low\"} 0\n"
+				  "cachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"high\"} 4711\n"
+				  "cachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"max\"} 12\n"
+				  "cachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"oom\"} 2\n"
+				  "cachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"oom_kill\"} 1\n"));
+	assert_null(strstr(t, "oom_group_kill"));
+	free(t);
+
+	collector_flag_set("collector.events.include", "oom_kill");
+	t = scan_one(root, "events", false, NULL);
+	assert_non_null(strstr(t, "cachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"oom_kill\"} 1\n"));
+	assert_null(strstr(t, "event=\"high\""));
+	free(t);
+
+	for (size_t i = 0; i < registry_flag_count(); i++)
+		if (strcmp(registry_flag(i)->name, "collector.events.include") == 0)
+			flag = registry_flag(i);
+	assert_non_null(flag);
+	assert_int_equal(flag->parse("high,oom_group_kill"), -EINVAL);
+	assert_int_equal(flag->parse(","), -EINVAL);
+	assert_int_equal(flag->parse(""), -EINVAL);
+	collector_flag_set("collector.events.include", "high,max");
 }
 
 /*
@@ -135,6 +168,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_events_include),
 		cmocka_unit_test(test_events_unavailable),
 		cmocka_unit_test(test_parse_events),
 	};

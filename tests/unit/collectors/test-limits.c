@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The limits collector over a fake cgroup tree: numbers exported, "max" left out, a cgroup
- * without the files without series, a malformed file a failure that keeps the scan going.
+ * The limits collector over a fake cgroup tree: numbers exported, "max" left out, memory.stat's
+ * file taken, a cgroup without the files without series, a malformed file a failure that keeps
+ * the scan going.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -26,6 +27,9 @@ static int setup(void **state)
 	tree_write(root, "lim/memory.current", "12345\n");
 	tree_write(root, "lim/memory.high", "max\n");
 	tree_write(root, "lim/memory.max", "1048576\n");
+	tree_write(root, "lim/memory.stat", "anon 4096\nfile 532480\nfile_mapped 8192\n");
+	/* an old kernel: memory.stat without file */
+	tree_write(root, "bad/memory.stat", "anon 4096\n");
 	tree_write(root, "bad/memory.current", "12x\n");
 	tree_write(root, "bad/memory.max", "18446744073709551615\n");
 	return 0;
@@ -47,6 +51,8 @@ static void test_limits(void **state)
 				  "cachestat_cgroup_memory_current_bytes{cgroup=\"/lim\"} 12345\n"));
 	assert_non_null(strstr(t, "cachestat_cgroup_memory_max_bytes{cgroup=\"/bad\"} 18446744073709551615\n"
 				  "cachestat_cgroup_memory_max_bytes{cgroup=\"/lim\"} 1048576\n"));
+	assert_non_null(strstr(t, "# TYPE cachestat_cgroup_memory_file_bytes gauge\n"
+				  "cachestat_cgroup_memory_file_bytes{cgroup=\"/lim\"} 532480\n#"));
 	/* "max" is no number; no cgroup has memory.high: no family at all */
 	assert_null(strstr(t, "cachestat_cgroup_memory_high_bytes"));
 	/* no files, no series; a malformed file, no series for it */

@@ -202,10 +202,13 @@ static void test_rendered(void **state)
 	snprintf(line, sizeof(line), "\ncachestat_cgroup_subtree_cached_bytes{cgroup=\"/p\"} %llu\n",
 		 (unsigned long long)(60 * ps));
 	assert_non_null(strstr(t, line));
-	assert_non_null(strstr(t, "\ncachestat_cgroup_subtree_files{cgroup=\"/\"} 6\n"));
-	assert_non_null(strstr(t, "\ncachestat_cgroup_subtree_files_size_bytes{cgroup=\"/q/r\"} 40\n"));
+	assert_non_null(strstr(t, "\ncachestat_cgroup_subtree_recently_evicted_bytes{cgroup=\"/p\"} "));
 	assert_null(strstr(t, "subtree_cached_bytes{cgroup=\"/leaf\"}"));
-	assert_null(strstr(t, "subtree_files{cgroup=\"/p/c1\"}"));
+	assert_null(strstr(t, "subtree_cached_bytes{cgroup=\"/p/c1\"}"));
+	/* two families as series; the other counters are the JSON's only */
+	assert_null(strstr(t, "cachestat_cgroup_subtree_files"));
+	assert_null(strstr(t, "cachestat_cgroup_subtree_dirty_bytes"));
+	assert_null(strstr(t, "cachestat_cgroup_subtree_evicted_bytes"));
 	assert_non_null(strstr(t, "\n# TYPE cachestat_cgroup_subtree_cached_bytes gauge\n"));
 	/* meminfo: 10000 kB cached, 300 kB shmem; unattributed = cached - the root's 210 pages */
 	assert_non_null(strstr(t, "\ncachestat_node_memory_cached_bytes 10240000\n"));
@@ -219,6 +222,8 @@ static void test_rendered(void **state)
 	snprintf(line, sizeof(line), "\"cached_bytes\": %llu", (unsigned long long)(60 * ps));
 	assert_non_null(strstr(j, "\"subtree\""));
 	assert_non_null(strstr(strstr(j, "\"subtree\""), line));
+	assert_non_null(strstr(j, "\"files\": 6,"));
+	assert_non_null(strstr(j, "\"files_size_bytes\": 40"));
 	assert_non_null(strstr(j, "\"unattributed_cached_bytes\": "));
 	free(j);
 	snapshot_unref(s);
