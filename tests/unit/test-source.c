@@ -4,7 +4,7 @@
  * no include out of the bounds of exporter/layers.mk (and that table a closed graph without a
  * cycle), log calls with a constant msg and key=value fields, the map of docs/design.md true to
  * the folders and the table, a sane collector registry, and a section in docs/collectors.md for
- * every collector in it.
+ * every collector in it that says whether it is on by default.
  * EXPORTER_DIR and DOCS_DIR come from the Makefile.
  */
 #define _GNU_SOURCE
@@ -762,22 +762,25 @@ static void test_registry(void **state)
 	assert_null(registry_get(n));
 }
 
-/* Whether the "## Collectors" part of doc has a line "### NAME". */
-static bool has_section(const char *doc, const char *name)
+/* The text after the line "### NAME" of the "## Collectors" part of doc, or NULL. */
+static const char *section_of(const char *doc, const char *name)
 {
 	char heading[128];
 	const char *p = strstr(doc, "\n## Collectors\n");
 	const char *end;
 
 	if (!p)
-		return false;
+		return NULL;
 	end = strstr(p + 1, "\n## ");
 	snprintf(heading, sizeof(heading), "\n### %s\n", name);
 	p = strstr(p, heading);
-	return p && (!end || p < end);
+	return p && (!end || p < end) ? p + strlen(heading) : NULL;
 }
 
-/* docs/collectors.md describes every collector in the registry. */
+/*
+ * docs/collectors.md describes every collector in the registry, and its section's first line
+ * says the default the registry has: "`--[no-]collector.NAME`, on (off) by default.".
+ */
 static void test_docs(void **state)
 {
 	char *doc = read_all(DOCS_DIR "/collectors.md");
@@ -787,15 +790,26 @@ static void test_docs(void **state)
 	if (!doc)
 		fail_msg("cannot read " DOCS_DIR "/collectors.md");
 	for (size_t i = 0; i < registry_count(); i++) {
-		if (has_section(doc, registry_get(i)->name))
+		const struct collector_def *def = registry_get(i);
+		const char *section = section_of(doc, def->name);
+		char first[160];
+
+		if (!section) {
+			print_error("docs/collectors.md: no section \"### %s\" under \"## Collectors\"\n", def->name);
+			missing++;
 			continue;
-		print_error("docs/collectors.md: no section \"### %s\" under \"## Collectors\"\n",
-			    registry_get(i)->name);
-		missing++;
+		}
+		snprintf(first, sizeof(first), "\n`--[no-]collector.%s`, %s by default.", def->name,
+			 def->default_on ? "on" : "off");
+		if (strncmp(section, first, strlen(first)) != 0) {
+			print_error("docs/collectors.md: the section of %s does not begin \"%s\"\n", def->name,
+				    first + 1);
+			missing++;
+		}
 	}
 	free(doc);
 	if (missing)
-		fail_msg("%d collector(s) without a section in docs/collectors.md", missing);
+		fail_msg("%d collector(s) without a section in docs/collectors.md that says its default", missing);
 }
 
 int main(void)
