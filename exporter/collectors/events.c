@@ -5,6 +5,12 @@
  * (oom) and had a process OOM-killed (oom_kill), as counters. By default only high and max, the
  * two the thrashing alert reads and no other exporter sends: cAdvisor and node_exporter count
  * the OOM kills, and nothing reads low (--collector.events.include adds them).
+ *
+ * The kernel counts high and max on the cgroup whose own memory.high or memory.max was
+ * exceeded, and on its ancestors (memcg_memory_event()): in a cgroup where neither it nor a
+ * descendant has that limit they stay 0. Such a zero is left out (most cgroups of a Kubernetes
+ * node have no memory.high, a third no memory.max); a counter is sent where the cgroup has the
+ * limit, so that its first event counts, or where it is not 0.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -51,6 +57,38 @@ static int parse_include(const char *arg)
 	return 0;
 }
 
+/* Whether cg's own file (memory.high, memory.max) sets a limit: not "max", not absent. */
+static bool has_limit(struct collect_scan *scan, int dirfd, const struct snap_cgroup *cg, const char *file)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+
+	if (scan_read_cgroup_file(scan, dirfd, cg, file, false, &buf, &len) <= 0)
+		return false;
+	return strcmp(buf, "max\n") != 0;
+}
+
+/* Leaves out the high and max counters that are 0 by construction (above). */
+static void drop_zero_by_construction(struct collect_scan *scan, int dirfd, const struct snap_cgroup *cg,
+				      struct mempressure_events *ev)
+{
+	static const struct {
+		enum mempressure_event event;
+		const char *limit;
+	} limited[] = {
+		{ MEMPRESSURE_EVENT_HIGH, "memory.high" },
+		{ MEMPRESSURE_EVENT_MAX, "memory.max" },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(limited); i++) {
+		unsigned bit = 1u << limited[i].event;
+
+		if ((ev->present & bit) && ev->value[limited[i].event] == 0 &&
+		    !has_limit(scan, dirfd, cg, limited[i].limit))
+			ev->present &= ~bit;
+	}
+}
+
 static const struct collector_flag flags[] = {
 	{ "collector.events.include", "EVENT[,...]",
 	  "memory.events keys sent, of low, high, max, oom, oom_kill (default high,max)", parse_include },
@@ -75,6 +113,7 @@ static int events_scan_cgroup(struct collect_scan *scan, size_t idx, void *state
 	if (r < 0)
 		return r;
 	ev->present &= included;
+	drop_zero_by_construction(scan, dirfd, cg, ev);
 	if (ev->present)
 		cg->data[idx] = TAKE_PTR(ev);
 	return 0;

@@ -27,11 +27,19 @@ static int setup(void **state)
 	(void)state;
 	if (!mkdtemp(root))
 		return -1;
-	fixture_sh("mkdir %s/svc %s/none %s/bad", root, root, root);
+	fixture_sh("mkdir %s/svc %s/none %s/bad %s/idle %s/limited", root, root, root, root, root);
 	/* 6.1's memory.events, oom_group_kill included */
 	tree_write(root, "svc/memory.events",
 		   "low 0\nhigh 4711\nmax 12\noom 2\noom_kill 1\noom_group_kill 0\n");
 	tree_write(root, "bad/memory.events", "low 0\nhigh -1\n");
+	/* no limit of its own: high and max are 0 by construction */
+	tree_write(root, "idle/memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n");
+	tree_write(root, "idle/memory.high", "max\n");
+	tree_write(root, "idle/memory.max", "max\n");
+	/* memory.max set, not yet reached: its max counter is sent at 0, high is not */
+	tree_write(root, "limited/memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n");
+	tree_write(root, "limited/memory.high", "max\n");
+	tree_write(root, "limited/memory.max", "268435456\n");
 	return 0;
 }
 
@@ -49,10 +57,15 @@ static void test_events(void **state)
 	(void)state;
 	/* by default high and max: the others are cAdvisor's (oom_kill) or read by nothing */
 	assert_non_null(strstr(t, "# TYPE cachestat_cgroup_memory_events_total counter\n"
-				  "cachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"high\"} 4711\n"
+				  "cachestat_cgroup_memory_events_total{cgroup=\"/limited\","));
+	assert_non_null(strstr(t, "\ncachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"high\"} 4711\n"
 				  "cachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"max\"} 12\n"));
 	assert_null(strstr(t, "event=\"low\""));
 	assert_null(strstr(t, "event=\"oom"));
+	/* a zero that no limit of the cgroup's can change is left out; one under a limit is sent */
+	assert_null(strstr(t, "cgroup=\"/idle\""));
+	assert_non_null(strstr(t, "cachestat_cgroup_memory_events_total{cgroup=\"/limited\",event=\"max\"} 0\n"));
+	assert_null(strstr(t, "{cgroup=\"/limited\",event=\"high\"}"));
 	/* the root and /none have no memory.events: no series; /bad is malformed: none either */
 	assert_null(strstr(t, "events_total{cgroup=\"/\""));
 	assert_null(strstr(t, "cgroup=\"/none\""));
@@ -77,6 +90,9 @@ static void test_events_include(void **state)
 				  "cachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"oom\"} 2\n"
 				  "cachestat_cgroup_memory_events_total{cgroup=\"/svc\",event=\"oom_kill\"} 1\n"));
 	assert_null(strstr(t, "oom_group_kill"));
+	/* the others have no limit behind them: sent at 0 */
+	assert_non_null(strstr(t, "cachestat_cgroup_memory_events_total{cgroup=\"/idle\",event=\"low\"} 0\n"
+				  "cachestat_cgroup_memory_events_total{cgroup=\"/idle\",event=\"oom\"} 0\n"));
 	free(t);
 
 	collector_flag_set("collector.events.include", "oom_kill");
