@@ -38,7 +38,7 @@
 # its v2 tree has the memory controller); what it runs, for a machine without a compiler or
 # kubectl: CARD_BIN (the exporter; default the tree's), CARD_HOLDER (holder.c built; default
 # built here with cc), CARD_ARGS_FILE and CARD_CONFIG (the DaemonSet's arguments, one a line, and
-# the ConfigMap's config.json, rendered elsewhere; lib-node.sh's daemonset_render),
+# the ConfigMap's config.json, rendered elsewhere: tests/bench/daemonset-args.sh),
 # CARD_RULES_DIR (dashboards/rules); the Prometheus: CARD_PROM_PORT (19491), CARD_PROM_INTERVAL
 # (15s), CARD_PROM_WAIT (600 s at most for the two scrapes and evaluations; 0 skips Prometheus).
 set -euo pipefail

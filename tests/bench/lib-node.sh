@@ -233,31 +233,13 @@ build_node() {
 	done
 }
 
-# daemonset_render DIR: the DaemonSet's exporter arguments (DIR/args, one a line) and its
-# ConfigMap's config (DIR/config.json), as operators deploy them: the base rendered by kustomize,
-# wherever its files live.
-daemonset_render() {
-	mkdir -p "$1"
-	kubectl kustomize "$top/deploy/kubernetes/base" >"$1/rendered.yaml"
-	python3 - "$1/rendered.yaml" "$1/config.json" >"$1/args" <<'PY'
-import sys, yaml
-docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
-ds = next(d for d in docs if d.get("kind") == "DaemonSet")
-cm = next(d for d in docs if d.get("kind") == "ConfigMap")
-open(sys.argv[2], "w").write(cm["data"]["config.json"])
-c = next(c for c in ds["spec"]["template"]["spec"]["containers"] if c["name"] == "cachestat-exporter")
-for a in c["args"]:
-    print(a)
-PY
-}
-
 # exporter_args DRIVER PORT: the DaemonSet's arguments, its config from the ConfigMap, this node's
 # tree and port. The arguments and config are ds_args and ds_config when the caller set them
-# (rendered elsewhere, e.g. for a guest without kubectl), else daemonset_render's.
+# (rendered elsewhere, e.g. for a guest without kubectl), else tests/bench/daemonset-args.sh's.
 exporter_args() {
 	local d=$1 port=$2
 	if [ -z "${ds_args:-}" ]; then
-		daemonset_render "$work/daemonset"
+		"$top/tests/bench/daemonset-args.sh" "$work/daemonset"
 		ds_args=$work/daemonset/args ds_config=$work/daemonset/config.json
 	fi
 	[ -r "$ds_args" ] && [ -r "$ds_config" ] || { echo "bench: no $ds_args or $ds_config" >&2; return 1; }
