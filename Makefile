@@ -49,7 +49,7 @@ SUITES = \
 	+e2e-stock-mainline='E2E_STOCK=mainline tests/e2e/stock.sh' \
 	e2e='tests/e2e/run.sh'
 
-.PHONY: all exporter deps deb deb-build-test deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series e2e-stock bench-exporter bench-fanotify bench-hostile bench-hostile-guest bench-cardinality bench-fleet demo fuzz loadtest clean
+.PHONY: all exporter deps deb deb-build-test deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series e2e-stock bench-exporter bench-fanotify bench-hostile bench-hostile-guest bench-cardinality bench-cardinality-guest bench-fleet demo fuzz loadtest clean
 
 all: exporter
 
@@ -134,6 +134,11 @@ bench-hostile-guest: deps exporter
 # cgroup drivers) as real cgroups, with the DaemonSet's flags and config.
 bench-cardinality: deps exporter
 	nice -n 10 tests/bench/cardinality.sh
+
+# The same two nodes in the e2e guest (the patched kernel, cgroup v2 with the memory controller, two
+# NUMA nodes), and the series the recording rules make of them in a private Prometheus.
+bench-cardinality-guest: deps exporter
+	tests/bench/cardinality-guest.sh
 
 # 50 exporters over those nodes behind Debian's Prometheus (every rule file loaded) writing to
 # victoria-metrics, 10 minutes: head series, memory, samples/s, rule and dashboard query times.

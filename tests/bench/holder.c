@@ -2,13 +2,15 @@
 /*
  * holder: one workload process of a Kubernetes-shaped node for make bench-cardinality.
  *
- *   holder [-m FILE]... [-t DIR -r SECONDS] [-n MEMFD_NAME] FILE...
+ *   holder [-s READY_FILE] [-m FILE]... [-t DIR -r SECONDS] [-n MEMFD_NAME] FILE...
  *
  * Holds every FILE open (read once, so that its pages are cached), maps each -m FILE, and keeps
  * what a real node's processes keep besides: a memfd (-n, 256 KiB written) and a temporary file
  * opened and unlinked in DIR (-t, 256 KiB written, so " (deleted)"). With -r the temporary file
  * is replaced by one of a new random name every SECONDS, as a process that buffers uploads or
- * spills to disk does: the one source of file-name churn on a steady node. Runs until killed.
+ * spills to disk does: the one source of file-name churn on a steady node. With -s it appends a
+ * line to READY_FILE once all that is done (and closes it), so that a caller can wait for a
+ * node's processes, however slow the machine. Runs until killed.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -56,11 +58,11 @@ static int replace_tmp(const char *dir, int old)
 
 int main(int argc, char **argv)
 {
-	const char *tmpdir = NULL, *memfd_name = NULL;
+	const char *tmpdir = NULL, *memfd_name = NULL, *ready = NULL;
 	unsigned rotate = 0;
 	int opt, tmp = -1;
 
-	while ((opt = getopt(argc, argv, "m:t:r:n:")) != -1) {
+	while ((opt = getopt(argc, argv, "m:t:r:n:s:")) != -1) {
 		switch (opt) {
 		case 'm': {
 			int fd = open(optarg, O_RDONLY | O_CLOEXEC);
@@ -84,8 +86,11 @@ int main(int argc, char **argv)
 		case 'n':
 			memfd_name = optarg;
 			break;
+		case 's':
+			ready = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: holder [-m FILE]... [-t DIR -r SECONDS] [-n NAME] FILE...\n");
+			fprintf(stderr, "usage: holder [-s FILE] [-m FILE]... [-t DIR -r SECONDS] [-n NAME] FILE...\n");
 			return 2;
 		}
 	}
@@ -106,6 +111,15 @@ int main(int argc, char **argv)
 	}
 	if (tmpdir)
 		tmp = replace_tmp(tmpdir, -1);
+	if (ready) {
+		int fd = open(ready, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+		if (fd < 0 || dprintf(fd, "%d\n", (int)getpid()) < 0) {
+			perror(ready);
+			return 1;
+		}
+		close(fd);
+	}
 	for (;;) {
 		if (tmpdir && rotate) {
 			sleep(rotate);
