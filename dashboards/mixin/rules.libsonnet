@@ -7,95 +7,58 @@
 {
   prometheusRules+:: {
     groups+: [
-      {
-        name: 'cachestat.rules',
-        rules: [
-          // Bytes waiting to reach the disk: dirty plus under writeback.
-          {
-            record: 'cgroup:cachestat_dirty_writeback:bytes',
-            expr: |||
-              cachestat_cgroup_dirty_bytes + cachestat_cgroup_writeback_bytes
-            |||,
-          },
-        ],
-      },
-      // The signals of the alerts: 5m windows, which hold 5 samples at a 60s scrape interval and
-      // 20 at 15s (rate() needs two), and the exporter's series only (_config.cachestatSelector).
+      // The signals of the alerts, recorded only for the cgroups that meet them: a healthy node
+      // records none, a thrashing cgroup one series of each (and its ancestors, whose memory.stat
+      // and memory.pressure count it). Everything a signal reads is computed here from the
+      // exporter's families (_config.cachestatSelector), over 5m windows, which hold 5 samples
+      // at a 60s scrape interval and 20 at 15s (rate() needs two). The rates and ratios they
+      // compare are not recorded: one series per cgroup each, which only these two rules read.
       {
         name: 'cachestat.alerting.rules',
         rules: [
-          {
-            record: 'cgroup:cachestat_workingset_refault_file:rate5m',
-            expr: |||
-              rate(cachestat_cgroup_workingset_refault_file_total{%(cachestatSelector)s}[5m])
-            ||| % $._config,
-          },
-          // Refaults of pages the kernel found part of the workingset and activated at once (pages/s).
-          {
-            record: 'cgroup:cachestat_workingset_activate_file:rate5m',
-            expr: |||
-              rate(cachestat_cgroup_workingset_activate_file_total{%(cachestatSelector)s}[5m])
-            ||| % $._config,
-          },
-          // Share of the time some task of the cgroup stalled on memory (PSI some, 0..1).
-          {
-            record: 'cgroup:cachestat_memory_pressure_some:rate5m',
-            expr: |||
-              rate(cachestat_cgroup_memory_pressure_some_seconds_total{%(cachestatSelector)s}[5m])
-            ||| % $._config,
-          },
-          // memory.current over the nearer of memory.high and memory.max (0..1, above 1 over high).
-          // Over 5m windows, so that a failed scrape (its staleness markers) does not make the
-          // cgroup look unlimited. A limit of "max" has no series: no ratio for it.
-          {
-            record: 'cgroup:cachestat_memory_limit_usage:ratio',
-            expr: |||
-              max without (limit) (
-                  label_replace(
-                    max_over_time(cachestat_cgroup_memory_current_bytes{%(cachestatSelector)s}[5m])
-                    / min_over_time(cachestat_cgroup_memory_high_bytes{%(cachestatSelector)s}[5m]),
-                    "limit", "high", "", "")
-                or
-                  label_replace(
-                    max_over_time(cachestat_cgroup_memory_current_bytes{%(cachestatSelector)s}[5m])
-                    / min_over_time(cachestat_cgroup_memory_max_bytes{%(cachestatSelector)s}[5m]),
-                    "limit", "max", "", "")
-              )
-            ||| % $._config,
-          },
-          // Times per second the cgroup was throttled over memory.high or reached memory.max
-          // (memory.events counts the subtree: a parent has its children's events).
-          {
-            record: 'cgroup:cachestat_memory_limit_events:rate5m',
-            expr: |||
-              sum without (event) (
-                rate(cachestat_cgroup_memory_events_total{%(cachestatSelector)s, event=~"high|max"}[5m])
-              )
-            ||| % $._config,
-          },
-          // Refaults that stall: activated refaults above _config.refaultActivatedPagesPerSecond
-          // while memory PSI is above _config.pressureSomeRatio (so that a stray microsecond does
-          // not count). Value: pages/s.
+          // Refaults that stall: refaults of workingset pages the kernel activated at once above
+          // _config.refaultActivatedPagesPerSecond, while memory PSI some (the share of the time
+          // some task of the cgroup stalled on memory, 0..1) is above _config.pressureSomeRatio,
+          // so that a stray microsecond does not count. Value: activated pages/s.
           {
             record: 'cgroup:cachestat_workingset_refaults_stalling:active',
             expr: |||
-              cgroup:cachestat_workingset_activate_file:rate5m > %(refaultActivatedPagesPerSecond)s
+              rate(cachestat_cgroup_workingset_activate_file_total{%(cachestatSelector)s}[5m])
+                > %(refaultActivatedPagesPerSecond)s
               and on (%(clusterLabel)s, job, instance, cgroup)
-                cgroup:cachestat_memory_pressure_some:rate5m > %(pressureSomeRatio)g
+                rate(cachestat_cgroup_memory_pressure_some_seconds_total{%(cachestatSelector)s}[5m])
+                  > %(pressureSomeRatio)g
             ||| % $._config,
           },
-          // Thrashing: stalling refaults while the cgroup is at its own limit, memory.current
-          // within _config.limitUsageRatio of memory.high or memory.max, or throttled / reclaimed
-          // by them.
+          // Thrashing: stalling refaults while the cgroup is at its own limit. Either memory.events
+          // says so (throttled over memory.high or reclaimed at memory.max; the events collector
+          // sends high and max by default, and counts the subtree: a parent has its children's
+          // events), or, where the limits collector is on (--collector.limits, off by default),
+          // memory.current is within _config.limitUsageRatio of the nearer of memory.high and
+          // memory.max. The limits are read over 5m windows, so that a failed scrape (its
+          // staleness markers) does not make the cgroup look unlimited; a limit of "max" has no
+          // series. Either side alone suffices: an absent ratio leaves the events.
           {
             record: 'cgroup:cachestat_page_cache_thrashing:active',
             expr: |||
               cgroup:cachestat_workingset_refaults_stalling:active
               and on (%(clusterLabel)s, job, instance, cgroup)
                 (
-                    cgroup:cachestat_memory_limit_usage:ratio >= %(limitUsageRatio)g
+                    sum without (event) (
+                      rate(cachestat_cgroup_memory_events_total{%(cachestatSelector)s, event=~"high|max"}[5m])
+                    ) > 0
                   or
-                    cgroup:cachestat_memory_limit_events:rate5m > 0
+                    max without (limit) (
+                        label_replace(
+                          max_over_time(cachestat_cgroup_memory_current_bytes{%(cachestatSelector)s}[5m])
+                          / min_over_time(cachestat_cgroup_memory_high_bytes{%(cachestatSelector)s}[5m]),
+                          "limit", "high", "", "")
+                      or
+                        label_replace(
+                          max_over_time(cachestat_cgroup_memory_current_bytes{%(cachestatSelector)s}[5m])
+                          / min_over_time(cachestat_cgroup_memory_max_bytes{%(cachestatSelector)s}[5m]),
+                          "limit", "max", "", "")
+                    ) >= %(limitUsageRatio)g
                 )
             ||| % $._config,
           },
@@ -197,8 +160,9 @@
       // The fleet view (dashboards/cachestat-fleet.json): pods, cgroups and nodes across every
       // node of a fleet, from a few series per node recorded here, so that a panel over 500 nodes
       // reads thousands of series rather than the cgroups' hundreds of thousands, and a range
-      // query does not rank 176,000 series at every step. Reads the 5m rates of
-      // cachestat.alerting.rules, cachestat.subtree and cachestat.identity: load them together.
+      // query does not rank 176,000 series at every step. The refault rates are computed here
+      // from the exporter's counter, over 5m. Reads cachestat.subtree and cachestat.identity:
+      // load them together.
       {
         name: 'cachestat.fleet',
         rules: [
@@ -219,12 +183,12 @@
           {
             record: 'pod:cachestat_workingset_refault_file:rate5m',
             expr: |||
-              cgroup:cachestat_workingset_refault_file:rate5m
+              rate(cachestat_cgroup_workingset_refault_file_total{%(cachestatSelector)s}[5m])
               * ignoring (systemd_slice, systemd_unit, container_runtime, container_id, pod_uid, pod_qos,
                           namespace, pod, container, display)
                 group_left (pod_uid, namespace, pod, display)
                 cgroup:cachestat_cgroup_info:identity{pod_uid!="", container_id=""}
-            |||,
+            ||| % $._config,
           },
           // The ten of each node, for the fleet's top N: at most 10 series a node whatever its
           // size, and each cluster's nodes ranked apart.
@@ -256,7 +220,7 @@
             record: 'instance_cgroup:cachestat_workingset_refault_file:top10_rate5m',
             expr: |||
               topk by (%(clusterLabel)s, job, instance) (10,
-                cgroup:cachestat_workingset_refault_file:rate5m
+                rate(cachestat_cgroup_workingset_refault_file_total{%(cachestatSelector)s}[5m])
                 * ignoring (systemd_slice, systemd_unit, container_runtime, container_id, pod_uid, pod_qos,
                             namespace, pod, container, display)
                   group_left (display)
