@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The recording rules: prometheusRules, written to dashboards/rules/cachestat.rules.yml,
-// cachestat.identity.yml, cachestat.subtree.yml and cachestat.fleet.yml (files.jsonnet says
-// which group goes where). Names follow level:metric:operations. Every vector match and every
-// aggregation keeps the cluster label (_config.clusterLabel), so that one ruler over several
-// clusters keeps them apart.
+// cachestat.identity.yml and cachestat.fleet.yml (files.jsonnet says which group goes where).
+// Names follow level:metric:operations. What they record for a node is bounded by its cgroups
+// (the identity), its pods and a few series (dashboards/README.md, "Recording rules"): a rate or
+// ratio of every cgroup is left to the dashboards (over $__rate_interval) and to the alerts'
+// expressions, which compute it when they read it. Every vector match and every aggregation
+// keeps the cluster label (_config.clusterLabel), so that one ruler over several clusters keeps
+// them apart.
 {
   prometheusRules+:: {
     groups+: [
@@ -132,37 +135,14 @@
           },
         ],
       },
-      // Page cache with each file counted once, for the cgroup a question is about: the subtree
-      // families (cachestat_cgroup_subtree_*) where a cgroup has children (a pod, a slice, the
-      // root: the node), the per-cgroup ones where it is a leaf (its subtree is itself). Summing
-      // the per-cgroup series over children counts a file open in two of them (libc, a shared
-      // data file) twice; nothing here does that.
-      {
-        name: 'cachestat.subtree',
-        rules: [
-          // One series per cgroup: the cache of the files its subtree uses, each inode once. The
-          // figure to set beside memory.stat's file (hierarchical as well) and a memory limit.
-          {
-            record: 'cgroup:cachestat_subtree_cached:bytes',
-            expr: |||
-              cachestat_cgroup_subtree_cached_bytes or cachestat_cgroup_cached_bytes
-            |||,
-          },
-          // The same for recently evicted bytes (what comes back as refaults).
-          {
-            record: 'cgroup:cachestat_subtree_recently_evicted:bytes',
-            expr: |||
-              cachestat_cgroup_subtree_recently_evicted_bytes or cachestat_cgroup_recently_evicted_bytes
-            |||,
-          },
-        ],
-      },
       // The fleet view (dashboards/cachestat-fleet.json): pods, cgroups and nodes across every
       // node of a fleet, from a few series per node recorded here, so that a panel over 500 nodes
       // reads thousands of series rather than the cgroups' hundreds of thousands, and a range
-      // query does not rank 176,000 series at every step. The refault rates are computed here
-      // from the exporter's counter, over 5m. Reads cachestat.subtree and cachestat.identity:
-      // load them together.
+      // query does not rank 176,000 series at every step. One series per pod, ten per node for
+      // each top ten, one per node: each computed from the exporter's families, joined to the
+      // identity rule (cachestat.identity: load them together), not through a series per cgroup.
+      // Recently evicted bytes are a cgroup's subtree's, each file once, where it has children
+      // (cachestat_cgroup_subtree_*: a pod, a slice), its own where it is a leaf.
       {
         name: 'cachestat.fleet',
         rules: [
@@ -171,7 +151,7 @@
           {
             record: 'pod:cachestat_recently_evicted:bytes',
             expr: |||
-              cgroup:cachestat_subtree_recently_evicted:bytes
+              (cachestat_cgroup_subtree_recently_evicted_bytes or cachestat_cgroup_recently_evicted_bytes)
               * ignoring (systemd_slice, systemd_unit, container_runtime, container_id, pod_uid, pod_qos,
                           namespace, pod, container, display)
                 group_left (pod_uid, namespace, pod, display)
@@ -204,12 +184,13 @@
               topk by (%(clusterLabel)s, job, instance) (10, pod:cachestat_workingset_refault_file:rate5m)
             ||| % $._config,
           },
-          // Every cgroup, pods' containers and system services alike, with its display name.
+          // Every cgroup, pods' containers and system services alike, with its display name,
+          // ranked at evaluation from the exporter's families.
           {
             record: 'instance_cgroup:cachestat_recently_evicted:top10_bytes',
             expr: |||
               topk by (%(clusterLabel)s, job, instance) (10,
-                cgroup:cachestat_subtree_recently_evicted:bytes
+                (cachestat_cgroup_subtree_recently_evicted_bytes or cachestat_cgroup_recently_evicted_bytes)
                 * ignoring (systemd_slice, systemd_unit, container_runtime, container_id, pod_uid, pod_qos,
                             namespace, pod, container, display)
                   group_left (display)
