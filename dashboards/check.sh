@@ -144,7 +144,7 @@ reject "the top panel's test catches a sum over the collectors of one reason" \
 for m in schema-version uid no-title no-description no-unit no-instance-filter bare-metric \
 	fixed-rate-window multi-value-equals unknown-variable unused-variable missing-panel datasource-hardcoded \
 	no-namespace-filter no-identity-join variable-chain-broken panel-overlap panel-outside-row \
-	novalue-silent novalue-no-cause; do
+	novalue-silent novalue-no-cause flag-unnamed; do
 	"${tool[@]}" mutate --dashboard "$dashboard" "$m" "$tmp/broken.json"
 	reject "lint rejects a dashboard with mutation $m" "${tool[@]}" lint --dashboard "$tmp/broken.json"
 done

@@ -95,13 +95,11 @@ REQUIRED_QUERIES = [
 # reads one must name in its noValue text, so that an empty panel says why).
 UNAVAILABLE_ON = [
     ("abi mincore",
-     r"cachestat_(cgroup|cgroup_subtree|file)_(dirty|writeback|evicted|recently_evicted)_bytes"
-     r"|cgroup:cachestat_(dirty_writeback|recently_evicted):\w+", 'abi="mincore"'),
+     r"cachestat_(cgroup|cgroup_subtree|file)_(dirty|writeback|evicted|recently_evicted)_bytes", 'abi="mincore"'),
     ("abi none",
      r"cachestat_(cgroup|cgroup_subtree|file)_(cached|dirty|writeback|evicted|recently_evicted|"
      r"files_size|size)_bytes|cachestat_cgroup(_subtree)?_files|cachestat_node_\w+"
-     r"|cachestat_cgroup_recent_only_\w+|cgroup:cachestat_(subtree_cached|residency|recently_evicted|"
-     r"dirty_writeback):\w+", 'abi="none"'),
+     r"|cachestat_cgroup_recent_only_\w+", 'abi="none"'),
     ("the v1 memory hierarchy",
      r"cachestat_cgroup_memory_(current|high|max)_bytes|cachestat_cgroup_memory_events_total"
      r"|cachestat_cgroup_memory_pressure_\w+|cachestat_cgroup_workingset_(activate|restore)_file_total"
@@ -111,6 +109,28 @@ UNAVAILABLE_ON = [
      r"|cachestat_cgroup_(node_)?workingset_\w+", "memory controller"),
     ("a kernel without PSI", r"cachestat_cgroup_memory_pressure_\w+", "PSI"),
 ]
+
+
+# Families the exporter sends only when a flag turns their collector on (docs/metrics.md): (the
+# families as a regular expression over a selector's metric name, the flag that a panel reading
+# one names in its description, so that an empty panel on a default exporter says what it needs).
+OFF_BY_DEFAULT_FLAGS = [
+    (r"cachestat_cgroup_memory_(file|current|high|max)_bytes", "--collector.limits"),
+    (r"cachestat_cgroup_node_workingset_refault_file_total", "--collector.numa"),
+]
+
+
+def flag_problems(dash):
+    """A panel reading a family off by default names the flag that turns it on."""
+    problems = []
+    for p in walk_panels(dash.get("panels")):
+        names = {m for t in p.get("targets") or [] for m, _ in selectors(t.get("expr", "")) if m}
+        for families, flag in OFF_BY_DEFAULT_FLAGS:
+            read = sorted(n for n in names if re.fullmatch(families, n))
+            if read and flag not in (p.get("description") or ""):
+                problems.append("panel %r reads %s, off by default, and its description does not name %s" %
+                                (p.get("title"), read[0], flag))
+    return problems
 
 
 def unavailable_problems(dash):
@@ -460,6 +480,8 @@ def lint(dash, report):
 
     report.check("a panel reading a family some kernel or cgroup layout lacks says why in its noValue",
                  unavailable_problems(dash))
+    report.check("a panel reading a family off by default names the flag it needs in its description",
+                 flag_problems(dash))
 
     alltext = "\n".join(e for _, e in exprs)
     report.check("panels cover what the issue asks for",
@@ -765,6 +787,8 @@ MUTATIONS = {
         query='label_values(%s{cluster=~"$cluster", job="$job", instance="$instance"}, pod)' % IDENTITY),
     "novalue-silent": lambda d: first_panel(d, lambda p: "dirty_bytes" in json.dumps(p.get("targets")))
     ["fieldConfig"]["defaults"].pop("noValue"),
+    "flag-unnamed": lambda d: first_panel(d, lambda p: "memory_current" in json.dumps(p.get("targets"))).update(
+        description="memory.current of the cgroup against its memory.high and memory.max."),
     "novalue-no-cause": lambda d: first_panel(d, lambda p: "pressure_some" in json.dumps(p.get("targets")))
     ["fieldConfig"]["defaults"].update(noValue="No data"),
     "banner-wrong-code": lambda d: _replace_expr(d, 'reason="no_psi"}) * 3', 'reason="no_psi"}) * 2'),
