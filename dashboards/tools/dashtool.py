@@ -16,6 +16,9 @@ Subcommands:
   filtertest  write a promtool test: the dashboard's cached-bytes query, variables set to a
             namespace, pod or container, returns the cgroups kube-state-metrics-shaped input
             puts there (through rules/cachestat.identity.yml)
+  bannertest  check the top panel's targets and texts; write a promtool test of its targets
+  budgettest  write a promtool test: the rule files, on a 110-pod node of 470 cgroups, record
+            the series of the budget (dashboards/README.md, "Recording rules"), at most 1,000
 
 Output lines of lint and rules are "PASS: what" or "FAIL: what: why"; the exit status is 1
 if any check failed. Only the Python standard library and PyYAML are used, and jsonnet, which
