@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The alerting rules: prometheusAlerts, written to dashboards/rules/cachestat.alerts.yml. They
-// read the recording rules of rules.libsonnet (group cachestat.alerting.rules) and the identity
-// rule (cachestat.identity): load them all. Each alert's severity and `for` come from
+// The alerting rules: prometheusAlerts, written to dashboards/rules/cachestat.alerts.yml. The
+// refault alerts read the sparse recording rules of rules.libsonnet (group
+// cachestat.alerting.rules), the others the exporter's families; the alerts about a cgroup read
+// the identity rule (cachestat.identity) too: load them all. Each alert's severity and `for` come from
 // _config.alerts, its runbook_url from _config.runbookURLPattern (docs/runbooks/ALERT.md).
 // Severities as kubernetes-mixin and node-mixin use them: critical pages someone now, warning
 // opens a ticket. Nothing fires in under 10 minutes; windows and `for` suit scrape intervals of
@@ -112,11 +113,18 @@
           },
 
           // Dirty and writeback bytes that stay high: writeback does not keep up with the writer.
+          // Their sum at each evaluation of the last 10 minutes (a subquery at the evaluation
+          // interval, as a recording rule would have sampled it), its lowest above the threshold.
           {
             alert: 'CachestatDirtyBacklog',
             expr: withIdentity(|||
-              min_over_time(cgroup:cachestat_dirty_writeback:bytes{%(cachestatSelector)s}[10m]) > %(dirtyBacklogBytes)s
-            ||| % cfg, 'cgroup:cachestat_dirty_writeback:bytes'),
+              min_over_time(
+                (
+                  cachestat_cgroup_dirty_bytes{%(cachestatSelector)s}
+                  + cachestat_cgroup_writeback_bytes{%(cachestatSelector)s}
+                )[10m:]
+              ) > %(dirtyBacklogBytes)s
+            ||| % cfg, 'cachestat_cgroup_dirty_bytes{%(cachestatSelector)s}' % cfg),
             annotations: {
               summary: 'Dirty page backlog in {{ $labels.cgroup }} on {{ $labels.instance }}',
               description: std.join(' ', [
@@ -137,10 +145,12 @@
           {
             alert: 'CachestatNodePageCacheThrashing',
             expr: |||
-              sum without (cgroup) (cgroup:cachestat_workingset_activate_file:rate5m{cgroup=~"/[^/]+"})
-                > %(nodeRefaultActivatedPagesPerSecond)s
+              sum without (cgroup) (
+                rate(cachestat_cgroup_workingset_activate_file_total{%(cachestatSelector)s, cgroup=~"/[^/]+"}[5m])
+              ) > %(nodeRefaultActivatedPagesPerSecond)s
               and on (%(clusterLabel)s, job, instance)
-                cgroup:cachestat_memory_pressure_some:rate5m{cgroup="/"} > %(nodePressureSomeRatio)g
+                rate(cachestat_cgroup_memory_pressure_some_seconds_total{%(cachestatSelector)s, cgroup="/"}[5m])
+                  > %(nodePressureSomeRatio)g
             ||| % cfg,
             annotations: {
               summary: 'The page cache of node {{ $labels.instance }} thrashes',

@@ -24,9 +24,8 @@ local yaml(of, names) =
   // The rule files, as text (jsonnet -S -m).
   rules: {
     'rules/cachestat.alerts.yml': yaml(mixin.prometheusAlerts, ['cachestat.alerts']),
-    'rules/cachestat.rules.yml': yaml(mixin.prometheusRules, ['cachestat.rules', 'cachestat.alerting.rules']),
+    'rules/cachestat.rules.yml': yaml(mixin.prometheusRules, ['cachestat.alerting.rules']),
     'rules/cachestat.identity.yml': yaml(mixin.prometheusRules, ['cachestat.identity']),
-    'rules/cachestat.subtree.yml': yaml(mixin.prometheusRules, ['cachestat.subtree']),
     'rules/cachestat.fleet.yml': yaml(mixin.prometheusRules, ['cachestat.fleet']),
   },
   // The dashboards, as JSON (jsonnet -m).

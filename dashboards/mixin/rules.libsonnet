@@ -1,101 +1,67 @@
 // SPDX-License-Identifier: Apache-2.0
 // The recording rules: prometheusRules, written to dashboards/rules/cachestat.rules.yml,
-// cachestat.identity.yml, cachestat.subtree.yml and cachestat.fleet.yml (files.jsonnet says
-// which group goes where). Names follow level:metric:operations. Every vector match and every
-// aggregation keeps the cluster label (_config.clusterLabel), so that one ruler over several
-// clusters keeps them apart.
+// cachestat.identity.yml and cachestat.fleet.yml (files.jsonnet says which group goes where).
+// Names follow level:metric:operations. What they record for a node is bounded by its cgroups
+// (the identity), its pods and a few series (dashboards/README.md, "Recording rules"): a rate or
+// ratio of every cgroup is left to the dashboards (over $__rate_interval) and to the alerts'
+// expressions, which compute it when they read it. Every vector match and every aggregation
+// keeps the cluster label (_config.clusterLabel), so that one ruler over several clusters keeps
+// them apart.
 {
   prometheusRules+:: {
     groups+: [
-      {
-        name: 'cachestat.rules',
-        rules: [
-          // Bytes waiting to reach the disk: dirty plus under writeback.
-          {
-            record: 'cgroup:cachestat_dirty_writeback:bytes',
-            expr: |||
-              cachestat_cgroup_dirty_bytes + cachestat_cgroup_writeback_bytes
-            |||,
-          },
-        ],
-      },
-      // The signals of the alerts: 5m windows, which hold 5 samples at a 60s scrape interval and
-      // 20 at 15s (rate() needs two), and the exporter's series only (_config.cachestatSelector).
+      // The signals of the alerts, recorded only for the cgroups that meet them: a healthy node
+      // records none, a thrashing cgroup one series of each (and its ancestors, whose memory.stat
+      // and memory.pressure count it). Everything a signal reads is computed here from the
+      // exporter's families (_config.cachestatSelector), over 5m windows, which hold 5 samples
+      // at a 60s scrape interval and 20 at 15s (rate() needs two). The rates and ratios they
+      // compare are not recorded: one series per cgroup each, which only these two rules read.
       {
         name: 'cachestat.alerting.rules',
         rules: [
-          {
-            record: 'cgroup:cachestat_workingset_refault_file:rate5m',
-            expr: |||
-              rate(cachestat_cgroup_workingset_refault_file_total{%(cachestatSelector)s}[5m])
-            ||| % $._config,
-          },
-          // Refaults of pages the kernel found part of the workingset and activated at once (pages/s).
-          {
-            record: 'cgroup:cachestat_workingset_activate_file:rate5m',
-            expr: |||
-              rate(cachestat_cgroup_workingset_activate_file_total{%(cachestatSelector)s}[5m])
-            ||| % $._config,
-          },
-          // Share of the time some task of the cgroup stalled on memory (PSI some, 0..1).
-          {
-            record: 'cgroup:cachestat_memory_pressure_some:rate5m',
-            expr: |||
-              rate(cachestat_cgroup_memory_pressure_some_seconds_total{%(cachestatSelector)s}[5m])
-            ||| % $._config,
-          },
-          // memory.current over the nearer of memory.high and memory.max (0..1, above 1 over high).
-          // Over 5m windows, so that a failed scrape (its staleness markers) does not make the
-          // cgroup look unlimited. A limit of "max" has no series: no ratio for it.
-          {
-            record: 'cgroup:cachestat_memory_limit_usage:ratio',
-            expr: |||
-              max without (limit) (
-                  label_replace(
-                    max_over_time(cachestat_cgroup_memory_current_bytes{%(cachestatSelector)s}[5m])
-                    / min_over_time(cachestat_cgroup_memory_high_bytes{%(cachestatSelector)s}[5m]),
-                    "limit", "high", "", "")
-                or
-                  label_replace(
-                    max_over_time(cachestat_cgroup_memory_current_bytes{%(cachestatSelector)s}[5m])
-                    / min_over_time(cachestat_cgroup_memory_max_bytes{%(cachestatSelector)s}[5m]),
-                    "limit", "max", "", "")
-              )
-            ||| % $._config,
-          },
-          // Times per second the cgroup was throttled over memory.high or reached memory.max
-          // (memory.events counts the subtree: a parent has its children's events).
-          {
-            record: 'cgroup:cachestat_memory_limit_events:rate5m',
-            expr: |||
-              sum without (event) (
-                rate(cachestat_cgroup_memory_events_total{%(cachestatSelector)s, event=~"high|max"}[5m])
-              )
-            ||| % $._config,
-          },
-          // Refaults that stall: activated refaults above _config.refaultActivatedPagesPerSecond
-          // while memory PSI is above _config.pressureSomeRatio (so that a stray microsecond does
-          // not count). Value: pages/s.
+          // Refaults that stall: refaults of workingset pages the kernel activated at once above
+          // _config.refaultActivatedPagesPerSecond, while memory PSI some (the share of the time
+          // some task of the cgroup stalled on memory, 0..1) is above _config.pressureSomeRatio,
+          // so that a stray microsecond does not count. Value: activated pages/s.
           {
             record: 'cgroup:cachestat_workingset_refaults_stalling:active',
             expr: |||
-              cgroup:cachestat_workingset_activate_file:rate5m > %(refaultActivatedPagesPerSecond)s
+              rate(cachestat_cgroup_workingset_activate_file_total{%(cachestatSelector)s}[5m])
+                > %(refaultActivatedPagesPerSecond)s
               and on (%(clusterLabel)s, job, instance, cgroup)
-                cgroup:cachestat_memory_pressure_some:rate5m > %(pressureSomeRatio)g
+                rate(cachestat_cgroup_memory_pressure_some_seconds_total{%(cachestatSelector)s}[5m])
+                  > %(pressureSomeRatio)g
             ||| % $._config,
           },
-          // Thrashing: stalling refaults while the cgroup is at its own limit, memory.current
-          // within _config.limitUsageRatio of memory.high or memory.max, or throttled / reclaimed
-          // by them.
+          // Thrashing: stalling refaults while the cgroup is at its own limit. Either memory.events
+          // says so (throttled over memory.high or reclaimed at memory.max; the events collector
+          // sends high and max by default, and counts the subtree: a parent has its children's
+          // events), or, where the limits collector is on (--collector.limits, off by default),
+          // memory.current is within _config.limitUsageRatio of the nearer of memory.high and
+          // memory.max. The limits are read over 5m windows, so that a failed scrape (its
+          // staleness markers) does not make the cgroup look unlimited; a limit of "max" has no
+          // series. Either side alone suffices: an absent ratio leaves the events.
           {
             record: 'cgroup:cachestat_page_cache_thrashing:active',
             expr: |||
               cgroup:cachestat_workingset_refaults_stalling:active
               and on (%(clusterLabel)s, job, instance, cgroup)
                 (
-                    cgroup:cachestat_memory_limit_usage:ratio >= %(limitUsageRatio)g
+                    sum without (event) (
+                      rate(cachestat_cgroup_memory_events_total{%(cachestatSelector)s, event=~"high|max"}[5m])
+                    ) > 0
                   or
-                    cgroup:cachestat_memory_limit_events:rate5m > 0
+                    max without (limit) (
+                        label_replace(
+                          max_over_time(cachestat_cgroup_memory_current_bytes{%(cachestatSelector)s}[5m])
+                          / min_over_time(cachestat_cgroup_memory_high_bytes{%(cachestatSelector)s}[5m]),
+                          "limit", "high", "", "")
+                      or
+                        label_replace(
+                          max_over_time(cachestat_cgroup_memory_current_bytes{%(cachestatSelector)s}[5m])
+                          / min_over_time(cachestat_cgroup_memory_max_bytes{%(cachestatSelector)s}[5m]),
+                          "limit", "max", "", "")
+                    ) >= %(limitUsageRatio)g
                 )
             ||| % $._config,
           },
@@ -169,36 +135,14 @@
           },
         ],
       },
-      // Page cache with each file counted once, for the cgroup a question is about: the subtree
-      // families (cachestat_cgroup_subtree_*) where a cgroup has children (a pod, a slice, the
-      // root: the node), the per-cgroup ones where it is a leaf (its subtree is itself). Summing
-      // the per-cgroup series over children counts a file open in two of them (libc, a shared
-      // data file) twice; nothing here does that.
-      {
-        name: 'cachestat.subtree',
-        rules: [
-          // One series per cgroup: the cache of the files its subtree uses, each inode once. The
-          // figure to set beside memory.stat's file (hierarchical as well) and a memory limit.
-          {
-            record: 'cgroup:cachestat_subtree_cached:bytes',
-            expr: |||
-              cachestat_cgroup_subtree_cached_bytes or cachestat_cgroup_cached_bytes
-            |||,
-          },
-          // The same for recently evicted bytes (what comes back as refaults).
-          {
-            record: 'cgroup:cachestat_subtree_recently_evicted:bytes',
-            expr: |||
-              cachestat_cgroup_subtree_recently_evicted_bytes or cachestat_cgroup_recently_evicted_bytes
-            |||,
-          },
-        ],
-      },
       // The fleet view (dashboards/cachestat-fleet.json): pods, cgroups and nodes across every
       // node of a fleet, from a few series per node recorded here, so that a panel over 500 nodes
       // reads thousands of series rather than the cgroups' hundreds of thousands, and a range
-      // query does not rank 176,000 series at every step. Reads the 5m rates of
-      // cachestat.alerting.rules, cachestat.subtree and cachestat.identity: load them together.
+      // query does not rank 176,000 series at every step. One series per pod, ten per node for
+      // each top ten, one per node: each computed from the exporter's families, joined to the
+      // identity rule (cachestat.identity: load them together), not through a series per cgroup.
+      // Recently evicted bytes are a cgroup's subtree's, each file once, where it has children
+      // (cachestat_cgroup_subtree_*: a pod, a slice), its own where it is a leaf.
       {
         name: 'cachestat.fleet',
         rules: [
@@ -207,7 +151,7 @@
           {
             record: 'pod:cachestat_recently_evicted:bytes',
             expr: |||
-              cgroup:cachestat_subtree_recently_evicted:bytes
+              (cachestat_cgroup_subtree_recently_evicted_bytes or cachestat_cgroup_recently_evicted_bytes)
               * ignoring (systemd_slice, systemd_unit, container_runtime, container_id, pod_uid, pod_qos,
                           namespace, pod, container, display)
                 group_left (pod_uid, namespace, pod, display)
@@ -219,12 +163,12 @@
           {
             record: 'pod:cachestat_workingset_refault_file:rate5m',
             expr: |||
-              cgroup:cachestat_workingset_refault_file:rate5m
+              rate(cachestat_cgroup_workingset_refault_file_total{%(cachestatSelector)s}[5m])
               * ignoring (systemd_slice, systemd_unit, container_runtime, container_id, pod_uid, pod_qos,
                           namespace, pod, container, display)
                 group_left (pod_uid, namespace, pod, display)
                 cgroup:cachestat_cgroup_info:identity{pod_uid!="", container_id=""}
-            |||,
+            ||| % $._config,
           },
           // The ten of each node, for the fleet's top N: at most 10 series a node whatever its
           // size, and each cluster's nodes ranked apart.
@@ -240,12 +184,13 @@
               topk by (%(clusterLabel)s, job, instance) (10, pod:cachestat_workingset_refault_file:rate5m)
             ||| % $._config,
           },
-          // Every cgroup, pods' containers and system services alike, with its display name.
+          // Every cgroup, pods' containers and system services alike, with its display name,
+          // ranked at evaluation from the exporter's families.
           {
             record: 'instance_cgroup:cachestat_recently_evicted:top10_bytes',
             expr: |||
               topk by (%(clusterLabel)s, job, instance) (10,
-                cgroup:cachestat_subtree_recently_evicted:bytes
+                (cachestat_cgroup_subtree_recently_evicted_bytes or cachestat_cgroup_recently_evicted_bytes)
                 * ignoring (systemd_slice, systemd_unit, container_runtime, container_id, pod_uid, pod_qos,
                             namespace, pod, container, display)
                   group_left (display)
@@ -256,7 +201,7 @@
             record: 'instance_cgroup:cachestat_workingset_refault_file:top10_rate5m',
             expr: |||
               topk by (%(clusterLabel)s, job, instance) (10,
-                cgroup:cachestat_workingset_refault_file:rate5m
+                rate(cachestat_cgroup_workingset_refault_file_total{%(cachestatSelector)s}[5m])
                 * ignoring (systemd_slice, systemd_unit, container_runtime, container_id, pod_uid, pod_qos,
                             namespace, pod, container, display)
                   group_left (display)

@@ -16,6 +16,9 @@ Subcommands:
   filtertest  write a promtool test: the dashboard's cached-bytes query, variables set to a
             namespace, pod or container, returns the cgroups kube-state-metrics-shaped input
             puts there (through rules/cachestat.identity.yml)
+  bannertest  check the top panel's targets and texts; write a promtool test of its targets
+  budgettest  write a promtool test: the rule files, on a 110-pod node of 470 cgroups, record
+            the series of the budget (dashboards/README.md, "Recording rules"), at most 1,000
 
 Output lines of lint and rules are "PASS: what" or "FAIL: what: why"; the exit status is 1
 if any check failed. Only the Python standard library and PyYAML are used, and jsonnet, which
@@ -95,13 +98,11 @@ REQUIRED_QUERIES = [
 # reads one must name in its noValue text, so that an empty panel says why).
 UNAVAILABLE_ON = [
     ("abi mincore",
-     r"cachestat_(cgroup|cgroup_subtree|file)_(dirty|writeback|evicted|recently_evicted)_bytes"
-     r"|cgroup:cachestat_(dirty_writeback|recently_evicted):\w+", 'abi="mincore"'),
+     r"cachestat_(cgroup|cgroup_subtree|file)_(dirty|writeback|evicted|recently_evicted)_bytes", 'abi="mincore"'),
     ("abi none",
      r"cachestat_(cgroup|cgroup_subtree|file)_(cached|dirty|writeback|evicted|recently_evicted|"
      r"files_size|size)_bytes|cachestat_cgroup(_subtree)?_files|cachestat_node_\w+"
-     r"|cachestat_cgroup_recent_only_\w+|cgroup:cachestat_(subtree_cached|residency|recently_evicted|"
-     r"dirty_writeback):\w+", 'abi="none"'),
+     r"|cachestat_cgroup_recent_only_\w+", 'abi="none"'),
     ("the v1 memory hierarchy",
      r"cachestat_cgroup_memory_(current|high|max)_bytes|cachestat_cgroup_memory_events_total"
      r"|cachestat_cgroup_memory_pressure_\w+|cachestat_cgroup_workingset_(activate|restore)_file_total"
@@ -111,6 +112,28 @@ UNAVAILABLE_ON = [
      r"|cachestat_cgroup_(node_)?workingset_\w+", "memory controller"),
     ("a kernel without PSI", r"cachestat_cgroup_memory_pressure_\w+", "PSI"),
 ]
+
+
+# Families the exporter sends only when a flag turns their collector on (docs/metrics.md): (the
+# families as a regular expression over a selector's metric name, the flag that a panel reading
+# one names in its description, so that an empty panel on a default exporter says what it needs).
+OFF_BY_DEFAULT_FLAGS = [
+    (r"cachestat_cgroup_memory_(file|current|high|max)_bytes", "--collector.limits"),
+    (r"cachestat_cgroup_node_workingset_refault_file_total", "--collector.numa"),
+]
+
+
+def flag_problems(dash):
+    """A panel reading a family off by default names the flag that turns it on."""
+    problems = []
+    for p in walk_panels(dash.get("panels")):
+        names = {m for t in p.get("targets") or [] for m, _ in selectors(t.get("expr", "")) if m}
+        for families, flag in OFF_BY_DEFAULT_FLAGS:
+            read = sorted(n for n in names if re.fullmatch(families, n))
+            if read and flag not in (p.get("description") or ""):
+                problems.append("panel %r reads %s, off by default, and its description does not name %s" %
+                                (p.get("title"), read[0], flag))
+    return problems
 
 
 def unavailable_problems(dash):
@@ -460,6 +483,8 @@ def lint(dash, report):
 
     report.check("a panel reading a family some kernel or cgroup layout lacks says why in its noValue",
                  unavailable_problems(dash))
+    report.check("a panel reading a family off by default names the flag it needs in its description",
+                 flag_problems(dash))
 
     alltext = "\n".join(e for _, e in exprs)
     report.check("panels cover what the issue asks for",
@@ -765,6 +790,8 @@ MUTATIONS = {
         query='label_values(%s{cluster=~"$cluster", job="$job", instance="$instance"}, pod)' % IDENTITY),
     "novalue-silent": lambda d: first_panel(d, lambda p: "dirty_bytes" in json.dumps(p.get("targets")))
     ["fieldConfig"]["defaults"].pop("noValue"),
+    "flag-unnamed": lambda d: first_panel(d, lambda p: "memory_current" in json.dumps(p.get("targets"))).update(
+        description="memory.current of the cgroup against its memory.high and memory.max."),
     "novalue-no-cause": lambda d: first_panel(d, lambda p: "pressure_some" in json.dumps(p.get("targets")))
     ["fieldConfig"]["defaults"].update(noValue="No data"),
     "banner-wrong-code": lambda d: _replace_expr(d, 'reason="no_psi"}) * 3', 'reason="no_psi"}) * 2'),
@@ -951,6 +978,128 @@ def cmd_bannertest(args):
     return 0
 
 
+# The node of the series budget (dashboards/README.md, "Recording rules"): kubelet's default of 110
+# pods on cgroup v2 with the systemd driver, each pod a cgroup with two containers and its sandbox
+# (pause); around them the root, kubepods.slice and its QoS slices, system.slice with its services,
+# user.slice and init.scope. 470 cgroups.
+BUDGET_PODS = 110
+BUDGET_CONTAINERS = 2
+BUDGET_SERVICES = 23
+# At most this many series recorded for that node.
+BUDGET_MAX = 1000
+
+
+def budget_node():
+    """[(cgroup, info labels, kind)] of the budget's node, kind one of root, slice, pod, container,
+    sandbox, leaf; and [(uid, namespace, pod, [(container, id)])] of its pods."""
+    cgroups = [("/", "", "root"),
+               ("/kubepods.slice", 'systemd_slice="kubepods.slice"', "slice"),
+               ("/kubepods.slice/kubepods-burstable.slice", 'systemd_slice="kubepods-burstable.slice"', "slice"),
+               ("/kubepods.slice/kubepods-besteffort.slice", 'systemd_slice="kubepods-besteffort.slice"', "slice"),
+               ("/system.slice", 'systemd_slice="system.slice"', "slice"),
+               ("/user.slice", 'systemd_slice="user.slice"', "slice"),
+               ("/init.scope", 'systemd_unit="init.scope"', "leaf")]
+    cgroups += [("/system.slice/svc%02d.service" % i,
+                 'systemd_slice="system.slice",systemd_unit="svc%02d.service"' % i, "leaf")
+                for i in range(BUDGET_SERVICES)]
+    pods = []
+    for p in range(BUDGET_PODS):
+        uid = "0f7c2a4e-3b1d-4c8e-9a6f-%012x" % p
+        pod_cg = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod%s.slice" % uid.replace("-", "_")
+        pod_labels = 'pod_uid="%s",pod_qos="burstable"' % uid
+        cgroups.append((pod_cg, pod_labels, "pod"))
+        ctrs = []
+        for c in range(BUDGET_CONTAINERS + 1):
+            cid = "%056x%08x" % (p, c)
+            labels = '%s,container_runtime="containerd",container_id="%s"' % (pod_labels, cid)
+            kind = "container" if c < BUDGET_CONTAINERS else "sandbox"
+            cgroups.append(("%s/cri-containerd-%s.scope" % (pod_cg, cid), labels, kind))
+            if kind == "container":
+                ctrs.append(("c%d" % c, cid))
+        pods.append((uid, "ns%d" % (p % 7), "pod-%03d" % p, ctrs))
+    return cgroups, pods
+
+
+def budget_expected(n_cgroups, n_pods):
+    """{recorded series name: how many} on a healthy node of n_cgroups cgroups and n_pods pods: the
+    formula of dashboards/README.md. The alerts' sparse rules record nothing there."""
+    return {
+        "cgroup:cachestat_cgroup_info:identity": n_cgroups,
+        "pod:cachestat_recently_evicted:bytes": n_pods,
+        "pod:cachestat_workingset_refault_file:rate5m": n_pods,
+        "instance_pod:cachestat_recently_evicted:top10_bytes": min(10, n_pods),
+        "instance_pod:cachestat_workingset_refault_file:top10_rate5m": min(10, n_pods),
+        "instance_cgroup:cachestat_recently_evicted:top10_bytes": min(10, n_cgroups),
+        "instance_cgroup:cachestat_workingset_refault_file:top10_rate5m": min(10, n_cgroups),
+        "instance:cachestat_unattributed_cached:bytes": 1,
+    }
+
+
+def cmd_budgettest(args):
+    """Writes a promtool test: the rule files, on the budget's node sending every family (the
+    collectors off by default too), record the series of budget_expected, at most BUDGET_MAX."""
+    import yaml
+    cgroups, pods = budget_node()
+    expected = budget_expected(len(cgroups), len(pods))
+    total = sum(expected.values())
+    if total > BUDGET_MAX:
+        print("FAIL: the recording rules' budget: %d series a node, more than %d" % (total, BUDGET_MAX))
+        return 1
+    t = 'job="cachestat",instance="node-a"'
+    series = []
+
+    def add(name, labels, values):
+        series.append({"series": "%s{%s}" % (name, ",".join(x for x in (t, labels) if x)), "values": values})
+
+    for i, (cg, info, kind) in enumerate(cgroups):
+        c = 'cgroup="%s"' % cg
+        add("cachestat_cgroup_info", ",".join(x for x in (c, info) if x), "1x6")
+        # memory.pressure everywhere (the root's is the node's); memory.stat, memory.events,
+        # memory.current below the root; limits on the pods and their containers.
+        add("cachestat_cgroup_memory_pressure_some_seconds_total", c, "0x6")
+        add("cachestat_cgroup_memory_pressure_full_seconds_total", c, "0x6")
+        if kind != "root":
+            for family in ("workingset_refault_file", "workingset_activate_file", "workingset_restore_file"):
+                add("cachestat_cgroup_%s_total" % family, c, "0+%dx6" % (i + 1))
+            add("cachestat_cgroup_node_workingset_refault_file_total", c + ',node="0"', "0+%dx6" % (i + 1))
+            add("cachestat_cgroup_memory_file_bytes", c, "%dx6" % (i << 20))
+            add("cachestat_cgroup_memory_current_bytes", c, "%dx6" % (i << 20))
+            for event in ("low", "high", "max", "oom", "oom_kill"):
+                add("cachestat_cgroup_memory_events_total", c + ',event="%s"' % event, "0x6")
+        if kind in ("pod", "container"):
+            add("cachestat_cgroup_memory_max_bytes", c, "%dx6" % (i << 22))
+        # The files' sums: a cgroup with a process holds files (its own), a parent its subtree's.
+        if kind in ("root", "slice", "pod"):
+            for family in ("cached", "recently_evicted"):
+                add("cachestat_cgroup_subtree_%s_bytes" % family, c, "%dx6" % (i << 12))
+        else:
+            for family in ("cached", "dirty", "writeback", "evicted", "recently_evicted", "files_size"):
+                add("cachestat_cgroup_%s_bytes" % family, c, "%dx6" % (i << 12))
+            add("cachestat_cgroup_files", c, "%dx6" % i)
+    add("cachestat_node_unattributed_cached_bytes", "", "1048576x6")
+    for uid, ns, pod, ctrs in pods:
+        series.append({"series": 'kube_pod_info{namespace="%s",pod="%s",uid="%s"}' % (ns, pod, uid),
+                       "values": "1x6"})
+        for name, cid in ctrs:
+            series.append({"series": 'kube_pod_container_info{namespace="%s",pod="%s",container="%s",'
+                                     'container_id="containerd://%s"}' % (ns, pod, name, cid), "values": "1x6"})
+    recorded = '{__name__=~"[a-z_]+:cachestat_[a-z0-9_]+:[a-z0-9_]+"}'
+    doc = {"rule_files": [os.path.abspath(f) for f in args.rule_files], "evaluation_interval": "1m",
+           "tests": [{"name": "the recorded series of a %d-pod node of %d cgroups" % (len(pods), len(cgroups)),
+                      "interval": "1m", "input_series": series,
+                      "promql_expr_test": [
+                          {"expr": "count by (__name__) (%s)" % recorded, "eval_time": "6m",
+                           "exp_samples": [{"labels": '{__name__="%s"}' % n, "value": v}
+                                           for n, v in sorted(expected.items())]},
+                          {"expr": "count(%s)" % recorded, "eval_time": "6m",
+                           "exp_samples": [{"labels": "{}", "value": total}]}]}]}
+    with open(args.output, "w", encoding="utf-8") as f:
+        yaml.safe_dump(doc, f, sort_keys=False)
+    print("PASS: the recording rules' budget: %d series for %d cgroups and %d pods, at most %d" %
+          (total, len(cgroups), len(pods), BUDGET_MAX))
+    return 0
+
+
 # The mixin whose _config the checks read (dashboards/mixin/).
 MIXIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mixin")
 
@@ -1048,6 +1197,11 @@ def main():
     p.add_argument("--dashboard", default=default)
     p.add_argument("output")
     p.set_defaults(func=cmd_bannertest)
+
+    p = sub.add_parser("budgettest", help="write a promtool test counting the series the rules record for a node")
+    p.add_argument("--rule-files", nargs="+", required=True)
+    p.add_argument("output")
+    p.set_defaults(func=cmd_budgettest)
 
     p = sub.add_parser("alerts", help="list alert names and their files")
     p.add_argument("rule_files", nargs="+")
