@@ -21,7 +21,8 @@
 # its --path.cgroupfs (in the memory hierarchy), so that its labels are a node's. The exporter
 # runs with the DaemonSet's arguments and config as `kubectl kustomize deploy/kubernetes/base`
 # renders them, two scrapes 60 s apart. Prints, per node: series per family, per cgroup (mean,
-# max), per container cgroup and per pause cgroup (mean, max), in all, and how many series
+# max), per container, pause and pod cgroup (mean, max: the per-cgroup families, and the max with
+# the node's per-file series, which land on the cgroups holding its top files), in all, and how many series
 # changed identity between the two scrapes (appeared + disappeared, of the total), with that
 # rate per hour.
 #
@@ -170,22 +171,28 @@ for line in open(sys.argv[4], encoding="utf-8"):
     kind, limit, path = line.rstrip("\n").split("\t")
     kinds[(kind, limit != "-")].append(path)
 fam = collections.Counter(n for n, _ in s2)
-per_cg = collections.Counter()
+# per cgroup: the per-cgroup families, and apart the node's top files (cachestat_file_*), a
+# bounded number a node that lands on whichever cgroups hold those files
+per_cg, per_cg_files = collections.Counter(), collections.Counter()
 for n, labels in s2:
     m = label_cg.search(labels)
     if m:
-        per_cg[m.group(1)] += 1
+        (per_cg_files if n.startswith("cachestat_file_") else per_cg)[m.group(1)] += 1
 cgroups = {l for n, l in s2 if n == "cachestat_cgroup_info"}
 ncg = len(cgroups) or 1
 print(f"  {'family':<52} {'series':>7}")
 for n, c in sorted(fam.items(), key=lambda x: (-x[1], x[0])):
     print(f"  {n:<52} {c:>7}")
 with_cg = sum(per_cg.values())
-print(f"  cgroups: {len(cgroups)}; series with a cgroup label: {with_cg}; "
-      f"per cgroup: mean {with_cg / ncg:.1f}, max {max(per_cg.values(), default=0)}")
+files = sum(per_cg_files.values())
+print(f"  cgroups: {len(cgroups)}; series of the per-cgroup families: {with_cg}; "
+      f"per cgroup: mean {with_cg / ncg:.1f}, max {max(per_cg.values(), default=0)}; "
+      f"and {files} per-file series on {len(per_cg_files)} cgroups (at most {max(per_cg_files.values(), default=0)} on one)")
 def spread(paths):
     counts = [per_cg[p] for p in paths]
-    return f"mean {sum(counts) / max(len(counts), 1):.1f}, max {max(counts, default=0)}"
+    both = [per_cg[p] + per_cg_files[p] for p in paths]
+    return (f"mean {sum(counts) / max(len(counts), 1):.1f}, max {max(counts, default=0)} "
+            f"(with the per-file series: max {max(both, default=0)})")
 for kind, what in (("container", "container cgroups (leaves below a pod, not pause)"),
                    ("pause", "pause cgroups"), ("pod", "pod cgroups")):
     limited, unlimited = kinds[(kind, True)], kinds[(kind, False)]
