@@ -196,7 +196,9 @@ for _ in $(seq "$runs"); do
 	timed fincore sh -c "xargs -d '\n' -n 20000 fincore -b -n -o RES <'$work/list'"
 done
 floor_cached=$(cut -d' ' -f3 "$work/floor.out")
-ex_files=$(awk '/^cachestat_cgroup_subtree_files\{cgroup="\/"\}/ { print $2 }' "$work/once.out")
+# the subtree's file count is the JSON report's (no series carries it)
+ex_files=$("$bin" --once --format=json --path.cgroupfs="$parent" --config.file="$config" 2>/dev/null |
+	python3 -c 'import json, sys; print(next(c["subtree"]["files"] for c in json.load(sys.stdin)["cgroups"] if c["cgroup"] == "/"))')
 ex_cached=$(awk '/^cachestat_cgroup_subtree_cached_bytes\{cgroup="\/"\}/ { print $2 }' "$work/once.out")
 sum_cached=$(awk '/^cachestat_cgroup_cached_bytes\{/ { s += $2 } END { printf "%.0f\n", s }' "$work/once.out")
 # set insertions of the subtree union: a file new to the node, once per level from its cgroup up
