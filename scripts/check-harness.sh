@@ -183,4 +183,13 @@ eq "mutate --check-list: a unit test that does not exist fails" "$?" 1
 list 'check_list=false' 'sh:scripts/gone.sh'
 eq "mutate --check-list: an sh: command naming a file that does not exist fails" "$?" 1
 
+# A mutation of exporter/ is built into the daemon before a command runs it: a command that runs the binary it
+# finds (tests/integration/mincore.sh does) sees the mutated code, not the binary built before.
+printf 'name: n\nmodule: m\nfile: exporter/main.c\nfrom: %s\nto: %s\ntests: %s\n' \
+	'scan once, print to stdout and exit' 'scan once, print to stdout and go' \
+	"sh:exporter/cachestat_exporter --help | grep -q 'print to stdout and exit'" >"$work/mutations"
+make -s -C "$top/exporter" cachestat_exporter >/dev/null 2>&1
+MUTATE_ONLY= "$top/scripts/mutate.sh" "$work/mutations" >"$work/mutate.out" 2>&1
+eq "mutate: a command sees the mutated binary (the mutation is caught)" "$?$(grep -c '^ok - m: n: caught' "$work/mutate.out")" 01
+
 finish

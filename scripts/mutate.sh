@@ -89,13 +89,21 @@ unit() { # unit TEST...: builds and runs the unit test binaries; fails on the fi
 	done
 	return 0
 }
-# run TEST...: the tests in order; prints the one that failed (caught the mutation).
+# run FILE TEST...: the tests in order; prints the one that failed (caught the mutation). Before a command, a
+# mutation of exporter/ is built into the daemon's binary: a command that runs the binary it finds would
+# otherwise test the unmutated one, and the mutation would survive without a test having seen it.
 run() {
-	local t
+	local file=$1 t
+	shift
 	for t in "$@"; do
 		case $t in
 		# stdin is the list being read: a command that reads it (ssh does) would eat the entries after its own
-		sh:*) (cd "$scratch" && bash -c "${t#sh:}") </dev/null >"$scratch/test.log" 2>&1 || { echo "$t"; return 1; } ;;
+		sh:*)
+			if [[ $file == exporter/* ]] && ! make -s -C "$scratch/exporter" cachestat_exporter >"$scratch/build.log" 2>&1; then
+				echo "build failed"
+				return 1
+			fi
+			(cd "$scratch" && bash -c "${t#sh:}") </dev/null >"$scratch/test.log" 2>&1 || { echo "$t"; return 1; } ;;
 		*) unit "$t" || return 1 ;;
 		esac
 	done
@@ -126,7 +134,7 @@ prepare() {
 	rm -f "$scratch/exporter/cachestat_exporter"
 
 	# The baseline: every test of the list passes on the code as it is.
-	if ! why=$(run "${all_tests[@]}" "${all_sh[@]}"); then
+	if ! why=$(run exporter/ "${all_tests[@]}" "${all_sh[@]}"); then
 		fail "baseline: the tests pass on the unmutated code (failed: $why)"
 		sed 's/^/    /' "$scratch/build.log" "$scratch/test.log" | tail -n 20
 		finish
@@ -159,7 +167,7 @@ mutate_one() { # name module file from to tests
 	fi
 	read -r -a items <<<"$units"
 	[[ $tests == *sh:* ]] && items+=("sh:${tests#*sh:}")
-	if caught=$(run "${items[@]}"); then
+	if caught=$(run "$file" "${items[@]}"); then
 		fail "$module: $name: SURVIVED ($tests all pass)"
 		table+=("$(printf '%-52s %-10s %s' "$name" "$module" "SURVIVED")")
 	elif [ "$caught" = "build failed" ]; then
