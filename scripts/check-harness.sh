@@ -189,7 +189,7 @@ printf 'name: n\nmodule: m\nfile: exporter/main.c\nfrom: %s\nto: %s\ntests: %s\n
 	'scan once, print to stdout and exit' 'scan once, print to stdout and go' \
 	"sh:exporter/cachestat_exporter --help | grep -q 'print to stdout and exit'" >"$work/mutations"
 make -s -C "$top/exporter" cachestat_exporter >/dev/null 2>&1
-MUTATE_ONLY= "$top/scripts/mutate.sh" "$work/mutations" >"$work/mutate.out" 2>&1
+MUTATE_ONLY='' "$top/scripts/mutate.sh" "$work/mutations" >"$work/mutate.out" 2>&1
 eq "mutate: a command sees the mutated binary (the mutation is caught)" "$?$(grep -c '^ok - m: n: caught' "$work/mutate.out")" 01
 
 finish
