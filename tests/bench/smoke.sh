@@ -76,7 +76,7 @@ figure bench-fanotify "the ratio with the exporter running" '^ratio with/without
 figure bench-fanotify "the exporter's RSS" '^exporter RSS then / peak \(MiB\) +[0-9.]+ / [0-9.]+$'
 
 run bench-cardinality env CARD_PODS=2 CARD_GAP_SECONDS=2 CARD_PROM_INTERVAL=2s "$top/tests/bench/cardinality.sh"
-figure bench-cardinality "series per cgroup" '^  cgroups: [1-9][0-9]*; series with a cgroup label: [1-9]'
+figure bench-cardinality "series per cgroup" '^  cgroups: [1-9][0-9]*; series of the per-cgroup families: [1-9]'
 figure bench-cardinality "series per container cgroup" '^  container cgroups \(.*\): 4; series per container cgroup: mean [1-9]'
 figure bench-cardinality "the churn" '^  churn over 2 s: [0-9]+ appeared'
 figure bench-cardinality "the recorded series of both nodes" '^  in all +[1-9][0-9]* +[1-9][0-9]*$'
