@@ -189,7 +189,16 @@ printf 'name: n\nmodule: m\nfile: exporter/main.c\nfrom: %s\nto: %s\ntests: %s\n
 	'scan once, print to stdout and exit' 'scan once, print to stdout and go' \
 	"sh:exporter/cachestat_exporter --help | grep -q 'print to stdout and exit'" >"$work/mutations"
 make -s -C "$top/exporter" cachestat_exporter >/dev/null 2>&1
+# A second entry, on another file, runs the same command: its binary must have the first's original text back, so
+# that the command passes and its (harmless) mutation survives; a binary keeping the first's mutation fails it.
+printf '\nname: n2\nmodule: m\nfile: exporter/base/log.c\nfrom: %s\nto: %s\ntests: %s\n' \
+	"/* slog's level names, which promslog keeps; the flag takes them in lower case. */" '/* slog level names */' \
+	"sh:exporter/cachestat_exporter --help | grep -q 'print to stdout and exit'" >>"$work/mutations"
+make -s -C "$top/exporter" cachestat_exporter >/dev/null 2>&1
 MUTATE_ONLY='' "$top/scripts/mutate.sh" "$work/mutations" >"$work/mutate.out" 2>&1
-eq "mutate: a command sees the mutated binary (the mutation is caught)" "$?$(grep -c '^ok - m: n: caught' "$work/mutate.out")" 01
+eq "mutate: a command sees the mutated binary (the mutation is caught)" \
+	"$(grep -c '^ok - m: n: caught' "$work/mutate.out")" 1
+eq "mutate: the next entry's binary has the first's original text back (its mutation survives)" \
+	"$(grep -c '^not ok - m: n2: SURVIVED' "$work/mutate.out")" 1
 
 finish

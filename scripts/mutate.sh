@@ -197,10 +197,16 @@ keep_build() {
 	for t in "$o" $2 ${2:+$(printf 'tests/%s.o ' $2)}; do
 		[ -e "$asan/$t" ] && (cd "$asan" && cp -p --parents "$t" "$scratch/.keep/")
 	done
+	# the daemon's object of FILE, which a command's build (run) compiles from the mutated text
+	daemon_object=''
+	[[ $1 == exporter/*.c ]] && daemon_object=$scratch/exporter/build/$o
 	return 0
 }
 restore_build() {
 	cp -pR "$scratch/.keep/." "$scratch/exporter/build/asan/" 2>/dev/null
+	# The original text is back with its old mtime, older than an object built from the mutation: the
+	# daemon's object goes, so that the next build compiles the original (and its library and the binary follow).
+	[ -z "$daemon_object" ] || rm -f "$daemon_object"
 	return 0
 }
 
