@@ -48,10 +48,7 @@ cc -static -O2 -Wall -o "$tree/holder" "$TOP/tests/bench/holder.c" ||
 # the binary of this tree, not a package: nothing to build but the seed; no OCI image
 export E2E_EXPORTER=$TOP/exporter/cachestat_exporter E2E_OCI=none
 vm_boot "$RUN"
-wait_for "$E2E_SSH_WAIT" ssh vm_ssh true
-vm_ssh cloud-init status --wait >"$RUN/cloud-init-status" 2>&1 ||
-	die "cloud-init reported an error (see /var/log/cloud-init-output.log in the guest)"
-log "ready: cloud-init done at $((SECONDS - VM_STARTED)) s"
+vm_wait_booted
 vm_ssh 'systemctl stop cachestat-exporter prometheus prometheus-alertmanager' || true
 tar -C "$tree" -cf - . | vm_ssh 'rm -rf /root/bench && mkdir /root/bench && tar -C /root/bench -xf -'
 

@@ -27,10 +27,7 @@ trap vm_stop EXIT
 # the binary of this tree, not a package: nothing to build but the seed; no OCI image
 export E2E_EXPORTER=$TOP/exporter/cachestat_exporter E2E_OCI=none
 vm_boot "$RUN"
-wait_for "${E2E_SSH_WAIT:-300}" ssh vm_ssh true
-vm_ssh cloud-init status --wait >"$RUN/cloud-init-status" 2>&1 ||
-	die "cloud-init reported an error (see /var/log/cloud-init-output.log in the guest)"
-log "ready: cloud-init done at $((SECONDS - VM_STARTED)) s"
+vm_wait_booted
 vm_ssh 'mkdir -p /root/bench/tests/bench && cat >/root/bench/tests/bench/hostile.sh && chmod 755 /root/bench/tests/bench/hostile.sh' \
 	<"$TOP/tests/bench/hostile.sh"
 # the guest's own exporter service would scan beside the measured ones

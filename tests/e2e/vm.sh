@@ -111,13 +111,17 @@ exporter_scraped() {
 	[ "$(prom_value 'up{job=~".*cachestat.*"}')" = 1 ]
 }
 
-vm_wait_ready() {
+# vm_wait_booted: ssh answers and cloud-init has finished without an error (the guest benchmarks stop there).
+vm_wait_booted() {
 	wait_for "${E2E_SSH_WAIT:-300}" ssh vm_ssh true
 	if ! vm_ssh cloud-init status --wait >"$VM_RUN/cloud-init-status" 2>&1; then
 		vm_ssh cloud-init status --long >&2 || true
 		die "cloud-init reported an error (see /var/log/cloud-init-output.log in the guest)"
 	fi
 	log "ready: cloud-init done at $((SECONDS - VM_STARTED)) s"
+}
+vm_wait_ready() {
+	vm_wait_booted
 	wait_for 120 "Prometheus" prom_ready
 	wait_for 120 "a successful scrape of the exporter" exporter_scraped
 }
