@@ -12,11 +12,12 @@ USES_parse := base
 USES_files := base parse
 USES_fanotify := base parse files
 USES_scan := base parse files
-USES_collectors := base parse files fanotify scan
+USES_activity := base
+USES_collectors := base parse files fanotify activity scan
 USES_wire := base
 # the scanner process runs the collectors (found through the registry's linker section)
-USES_scanner := base parse files fanotify scan collectors wire
+USES_scanner := base parse files fanotify activity scan collectors wire
 USES_http := base wire
-USES_privsep := base parse files fanotify scan collectors wire scanner http
-USES_main := base parse files fanotify scan collectors wire scanner http privsep
+USES_privsep := base parse files fanotify activity scan collectors wire scanner http
+USES_main := base parse files fanotify activity scan collectors wire scanner http privsep
 USES_fuzz := base parse files scan wire http

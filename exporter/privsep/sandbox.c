@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <grp.h>
+#include <linux/bpf.h>
 #include <linux/capability.h>
 #include <pwd.h>
 #include <seccomp.h>
@@ -399,6 +400,21 @@ static int add_ioctl_prctl(scmp_filter_ctx ctx, const int *prctls, size_t n)
 	return 0;
 }
 
+/* bpf(2) on a map already open only: lookup, next key, delete. */
+static int add_bpf_map_calls(scmp_filter_ctx ctx)
+{
+	static const int cmds[] = { BPF_MAP_LOOKUP_ELEM, BPF_MAP_GET_NEXT_KEY, BPF_MAP_DELETE_ELEM };
+
+	for (size_t i = 0; i < ELEMENTSOF(cmds); i++) {
+		int r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(bpf), 1,
+					 SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)cmds[i]));
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int add_rules(scmp_filter_ctx ctx)
 {
 	int r;
@@ -431,6 +447,11 @@ static int add_rules(scmp_filter_ctx ctx)
 	/* the fanotify collector's recent files, by handle: read-only too */
 	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open_by_handle_at), 1,
 			     SCMP_A2(SCMP_CMP_MASKED_EQ, PRIVS_OPEN_WRITE_FLAGS, O_RDONLY));
+	if (r < 0)
+		return r;
+	/* the activity collector's map (activity/loader.h): read an entry, walk the keys, delete
+	 * one; loading or attaching a program is refused (done before the filter) */
+	r = add_bpf_map_calls(ctx);
 	if (r < 0)
 		return r;
 	/* openat2 and clone3 pass their flags in memory, out of the filter's reach: ENOSYS makes

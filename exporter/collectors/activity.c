@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The activity collector: page-cache accesses, additions (misses), dirtyings and buffer
+ * dirtyings counted in the kernel per cgroup by a BPF program on kprobes (activity/), as BCC's
+ * cachestat counts them for the whole node. Loaded and attached at start, before the
+ * privileges go; each scan reads the program's map, finds each walked cgroup's counts by the
+ * inode of its directory (its cgroup v2 id), and removes the entries of cgroups that are gone.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "activity/attach.h"
+#include "activity/idmap.h"
+#include "activity/loader.h"
+#include "scan/collector.h"
+#include "scan/render.h"
+#include "base/util.h"
+
+/* snap_cgroup.data of "activity". */
+struct activity_cgroup {
+	struct activity_counts counts;
+	bool has_node;    /* the node's own numbers ride on the first cgroup of the scan */
+	uint64_t dropped; /* events not counted: the map was full */
+	uint64_t entries; /* cgroups in the map */
+};
+
+struct activity_scan {
+	struct activity_idmap map;
+	bool node_done;
+};
+
+static const char *const families[_ACTIVITY_EVENT_MAX][2] = {
+	[ACTIVITY_ACCESSED] = { "cachestat_cgroup_pagecache_accesses_total",
+				"Page-cache folios the cgroup's tasks accessed (folio_mark_accessed, mark_page_accessed)." },
+	[ACTIVITY_ADDED] = { "cachestat_cgroup_pagecache_added_pages_total",
+			     "Folios the cgroup's tasks added to the page cache, the misses (filemap_add_folio, add_to_page_cache_lru)." },
+	[ACTIVITY_DIRTIED] = { "cachestat_cgroup_pagecache_dirtied_pages_total",
+			       "Page-cache folios the cgroup's tasks dirtied (folio_account_dirtied, account_page_dirtied, __folio_mark_dirty)." },
+	[ACTIVITY_BUFFER_DIRTIED] = { "cachestat_cgroup_pagecache_buffer_dirtied_total",
+				      "Buffer heads the cgroup's tasks dirtied (mark_buffer_dirty), which BCC subtracts from the accesses." },
+};
+
+static struct activity *program;
+static const char *attached[_ACTIVITY_EVENT_MAX]; /* the function of each event, NULL: none */
+static const char *reason;                       /* why it has nothing to measure, or NULL */
+static char *setup_error;                        /* the start's failure, for the log */
+
+/* The reason of docs/metrics.md for a failed start: the permission, the kprobes, or other. */
+static const char *start_reason(int r)
+{
+	if (r == -EOPNOTSUPP)
+		return "no_bpf_program";
+	if (r == -EPERM || r == -EACCES)
+		return "no_bpf_permission";
+	if (r == -ENOENT || r == -ENOSYS || r == -EINVAL)
+		return "no_kprobes";
+	return "bpf_failed";
+}
+
+/* Before the privileges go: the program loaded and attached (CAP_BPF, CAP_PERFMON). */
+static int setup(const struct collector_options *opts)
+{
+	_cleanup_free_ char *functions = NULL;
+	const char *names[_ACTIVITY_EVENT_MAX];
+	size_t len;
+	int r;
+
+	(void)opts;
+	if (program || reason)
+		return 0; /* one per process: the tests make several engines */
+	if (!activity_built()) {
+		reason = "no_bpf_program";
+		return 0;
+	}
+	r = activity_read_functions(&functions, &len);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		reason = r == -EACCES || r == -EPERM ? "no_bpf_permission" : "no_kprobes";
+		if (asprintf(&setup_error, "reading available_filter_functions: %s", strerror(-r)) < 0)
+			setup_error = NULL;
+		return 0;
+	}
+	if (activity_choose(functions, len, names) < 0) {
+		reason = "no_kprobes";
+		setup_error = strdup("the kernel has none of the functions of an event (available_filter_functions)");
+		return 0;
+	}
+	r = activity_start(names, &program, &setup_error);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		reason = start_reason(r);
+		return 0;
+	}
+	memcpy(attached, names, sizeof(attached));
+	return 0;
+}
+
+static const char *unavailable(const struct collect_scan *scan)
+{
+	if (scan->memory_v1)
+		return "cgroup_v1"; /* the program's ids are the v2 tree's, not v1's directories */
+	return reason;
+}
+
+static void describe(const struct config *cfg, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	(void)cfg;
+	if (!program && !reason) {
+		snprintf(buf, size, "kprobes chosen at start from available_filter_functions");
+		return;
+	}
+	if (!program) {
+		snprintf(buf, size, "not attached (%s): %s", reason, setup_error ? setup_error : reason);
+		return;
+	}
+	for (unsigned e = 0; e < _ACTIVITY_EVENT_MAX && used < size; e++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%s at %s", e ? ", " : "kprobes: ",
+					 activity_event_name(e), attached[e] ? attached[e] : "(none)");
+}
+
+static int scan_begin(struct collect_scan *scan, size_t idx, void **ret_state)
+{
+	_cleanup_free_ struct activity_scan *as = calloc(1, sizeof(*as));
+	int r;
+
+	(void)idx;
+	if (!as)
+		return -ENOMEM;
+	r = activity_read(program, &as->map);
+	if (r == -ENOMEM) {
+		activity_idmap_free(&as->map);
+		return r;
+	}
+	if (r < 0) {
+		scan_problem(scan, "activity: reading the program's map: %s", strerror(-r));
+		activity_idmap_free(&as->map);
+		return 0;
+	}
+	activity_idmap_sort(&as->map);
+	*ret_state = TAKE_PTR(as);
+	return 1;
+}
+
+static int scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int dirfd,
+		       struct snap_cgroup *cg)
+{
+	struct activity_scan *as = state;
+	const struct activity_entry *e;
+	struct activity_cgroup *mine;
+	struct stat st;
+
+	(void)scan;
+	if (fstat(dirfd, &st) < 0)
+		return 0; /* gone meanwhile */
+	e = activity_idmap_claim(&as->map, (uint64_t)st.st_ino);
+	if (!e && as->node_done)
+		return 0; /* nothing counted here: no series, not zeros */
+	mine = calloc(1, sizeof(*mine));
+	if (!mine)
+		return -ENOMEM;
+	if (e)
+		mine->counts = e->counts;
+	if (!as->node_done) {
+		mine->has_node = true;
+		mine->dropped = as->map.dropped;
+		mine->entries = as->map.n;
+		as->node_done = true;
+	}
+	cg->data[idx] = mine;
+	return 0;
+}
+
+/*
+ * Whether the cgroup of id is gone: its handle (a kernfs id, as name_to_handle_at gives on
+ * cgroup2) no longer opens. Anything but ESTALE or ENOENT keeps the entry.
+ */
+static bool cgroup_gone(int mountfd, uint64_t id)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h = { .fh = { .handle_bytes = sizeof(uint64_t), .handle_type = 0xfe /* FILEID_KERNFS */ } };
+	int fd;
+
+	memcpy(h.fh.f_handle, &id, sizeof(id));
+	fd = open_by_handle_at(mountfd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == ESTALE || errno == ENOENT;
+}
+
+/* The entries no walked cgroup claimed, of cgroups that are gone, leave the map. */
+static void scan_end(struct collect_scan *scan, void *state)
+{
+	_cleanup_free_ struct activity_scan *as = state;
+	_cleanup_close_ int mountfd = -1;
+
+	if (!as)
+		return;
+	mountfd = open(scan->cgroupfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (size_t i = 0; mountfd >= 0 && i < as->map.n; i++)
+		if (!as->map.entries[i].claimed && cgroup_gone(mountfd, as->map.entries[i].id))
+			(void)activity_forget(program, as->map.entries[i].id); /* -ENOENT: gone already */
+	activity_idmap_free(&as->map);
+}
+
+static void render_node(FILE *out, const struct activity_cgroup *n)
+{
+	render_family(out, "cachestat_pagecache_activity_dropped_total", "counter",
+		      "Page-cache events the activity program could not count: its map of cgroups was full.");
+	render_sample(out, "cachestat_pagecache_activity_dropped_total", n->dropped);
+	render_family(out, "cachestat_pagecache_activity_cgroups", "gauge",
+		      "Cgroups in the activity program's map (at most 16384).");
+	render_sample(out, "cachestat_pagecache_activity_cgroups", n->entries);
+}
+
+static void activity_text(FILE *out, const struct snapshot *s, size_t idx)
+{
+	for (unsigned e = 0; e < _ACTIVITY_EVENT_MAX; e++) {
+		bool head = false;
+
+		for (size_t i = 0; i < s->n_cgroups; i++) {
+			const struct activity_cgroup *a = s->cgroups[i].data[idx];
+
+			if (!a || (a->has_node && !a->counts.events[ACTIVITY_ACCESSED] &&
+				   !a->counts.events[ACTIVITY_ADDED] && !a->counts.events[ACTIVITY_DIRTIED] &&
+				   !a->counts.events[ACTIVITY_BUFFER_DIRTIED]))
+				continue;
+			if (!head)
+				render_family(out, families[e][0], "counter", families[e][1]);
+			head = true;
+			render_sample_open(out, families[e][0], &s->cgroups[i]);
+			render_sample_close(out, a->counts.events[e]);
+		}
+	}
+	for (size_t i = 0; i < s->n_cgroups; i++) {
+		const struct activity_cgroup *a = s->cgroups[i].data[idx];
+
+		if (a && a->has_node)
+			render_node(out, a);
+	}
+}
+
+static void activity_json(json_t *o, const struct snap_cgroup *cg, size_t idx)
+{
+	const struct activity_cgroup *a = cg->data[idx];
+	json_t *obj;
+
+	if (!a)
+		return;
+	obj = json_object();
+	for (unsigned e = 0; obj && e < _ACTIVITY_EVENT_MAX; e++)
+		json_object_set_new(obj, activity_event_name(e), render_json_u64(a->counts.events[e]));
+	json_object_set_new(o, "pagecache_activity_total", obj);
+}
+
+static const struct collector_def activity_collector = {
+	.name = "activity",
+	.help = "page-cache accesses, misses and dirtyings per cgroup, counted by a BPF program on kprobes",
+	.default_on = false,
+	.reported = true,
+	.setup = setup,
+	.unavailable = unavailable,
+	.describe = describe,
+	.scan_begin = scan_begin,
+	.scan_cgroup = scan_cgroup,
+	.scan_end = scan_end,
+	.free_cgroup = free,
+	.render_text = activity_text,
+	.render_json = activity_json,
+};
+REGISTER_COLLECTOR(activity_collector);
