@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Run in a guest by activity-guest.sh: the exporter with the activity collector as a daemon on 127.0.0.1:9460, and
+# in the cgroup /act-a a 64 MiB file read cold, read warm, and 16 MiB written; the cgroup's four counters after
+# each step, with what BCC derives from them (misses = added - dirtied, hits = accesses - buffer_dirtied - misses).
+# Meanwhile /act-b reads a file of its own, to be counted apart. Environment: ACTIVITY_BIN (the exporter), ACTIVITY_DIR
+# (where the files go, /scratch: ext4 on a disk).
+set -euo pipefail
+bin=${ACTIVITY_BIN:-/usr/bin/cachestat_exporter}
+[ -x /root/cachestat_exporter ] && bin=${ACTIVITY_BIN:-/root/cachestat_exporter}
+dir=${ACTIVITY_DIR:-/scratch}
+cg=/sys/fs/cgroup
+mkdir -p "$cg/act-a" "$cg/act-b"
+dd if=/dev/urandom of="$dir/act-64m" bs=1M count=64 status=none
+dd if=/dev/urandom of="$dir/act-b-32m" bs=1M count=32 status=none
+rm -f "$dir/act-16m"
+sync
+if ! curl -sf http://127.0.0.1:9460/metrics >/dev/null; then
+	"$bin" --collector.activity --web.listen-address=127.0.0.1:9460 >/root/activity-exporter.log 2>&1 &
+	pid=$!
+	trap 'kill $pid' EXIT
+fi
+for _ in $(seq 60); do curl -sf http://127.0.0.1:9460/metrics >/dev/null && break; sleep 1; done
+grep -i activity /root/activity-exporter.log | head -n 5 || true
+
+# counters CGROUP: accesses added dirtied buffer_dirtied of the cgroup, one line
+counters() {
+	local body
+	body=$(curl -sf http://127.0.0.1:9460/metrics)
+	for f in accesses_total added_pages_total dirtied_pages_total buffer_dirtied_total; do
+		awk -v n="cachestat_cgroup_pagecache_$f{cgroup=\"$1\"}" '$1 == n { v = $2 } END { printf "%d ", v }' <<<"$body"
+	done
+	echo
+}
+# in CGROUP, run a command
+in_cgroup() {
+	local c=$1
+	shift
+	bash -c 'echo $$ >'"$cg/$c"'/cgroup.procs && exec "$@"' sh "$@"
+}
+step() {
+	local what=$1 before after
+	shift
+	before=$(counters /act-a)
+	"$@"
+	sleep 6 # a scan after the step (the scan interval is at least 5 s)
+	after=$(counters /act-a)
+	# shellcheck disable=SC2086
+	set -- $before $after
+	local acc=$(($5 - $1)) add=$(($6 - $2)) dirt=$(($7 - $3)) bd=$(($8 - $4))
+	local misses=$((add - dirt))
+	echo "$what: accesses $acc added $add dirtied $dirt buffer_dirtied $bd -> misses $misses hits $((acc - bd - misses))"
+}
+sync
+echo 3 >/proc/sys/vm/drop_caches
+in_cgroup act-b dd if="$dir/act-b-32m" of=/dev/null bs=1M status=none &
+other=$!
+step "cold read of 64 MiB (expect misses 16384)" in_cgroup act-a dd if="$dir/act-64m" of=/dev/null bs=1M status=none
+wait "$other"
+step "warm read of 64 MiB (expect hits 16384, misses 0)" in_cgroup act-a dd if="$dir/act-64m" of=/dev/null bs=1M status=none
+step "write of 16 MiB (expect dirtied 4096)" in_cgroup act-a dd if=/dev/zero of="$dir/act-16m" bs=1M count=16 status=none
+echo "/act-b (read 32 MiB cold, expect added 8192), accesses added dirtied buffer_dirtied: $(counters /act-b)"
+curl -sf http://127.0.0.1:9460/metrics | grep -E '^cachestat_(pagecache_activity|collector_unavailable|scrape_collector_success\{collector="activity")' || true
