@@ -116,7 +116,8 @@ static void describe(const struct config *cfg, char *buf, size_t size)
 
 	(void)cfg;
 	if (!program && !reason) {
-		snprintf(buf, size, "kprobes chosen at start from available_filter_functions");
+		snprintf(buf, size, "%s", activity_built() ? "kprobes chosen at start from available_filter_functions"
+							   : "not built in (no_bpf_program)");
 		return;
 	}
 	if (!program) {
