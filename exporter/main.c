@@ -981,6 +981,7 @@ static void log_unavailable(const struct args *a, struct scan_engine *c)
 static int make_collector(struct args *a, struct scan_engine **ret)
 {
 	_cleanup_(config_freep) struct config *cfg = NULL;
+	const struct config *cfg_view;
 	_cleanup_free_ char *err = NULL;
 	struct collector_options co;
 	struct pagecache pc;
@@ -997,13 +998,14 @@ static int make_collector(struct args *a, struct scan_engine **ret)
 	if (r < 0)
 		return r;
 	memcpy(co.enable, a->enable, sizeof(co.enable));
-	log_budget(a, cfg);
 	skiplog_set_sink(log_skip); /* the first no_access names, for the warning, at any level */
+	cfg_view = cfg; /* the engine's from here on; nothing replaces it before the log below */
 	r = scan_engine_new(&co, &pc, TAKE_PTR(cfg), ret);
 	if (r < 0) {
 		log_error("cannot set up the collector\terr=%s", strerror(-r));
 		return r;
 	}
+	log_budget(a, cfg_view); /* after the collectors' setup: what the activity one attached */
 	log_unavailable(a, *ret);
 	return 0;
 }

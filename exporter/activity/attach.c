@@ -6,11 +6,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "activity/attach.h"
 #include "base/util.h"
@@ -67,57 +64,6 @@ int activity_choose(const char *buf, size_t len, const char *ret_names[_ACTIVITY
 			}
 		if (!ret_names[e] && e != ACTIVITY_BUFFER_DIRTIED)
 			r = -ENOENT;
-	}
-	return r;
-}
-
-/* The whole of fd in *ret_buf. */
-static int read_fd(int fd, char **ret_buf, size_t *ret_len)
-{
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, size = 0;
-
-	for (;;) {
-		ssize_t n;
-
-		if (size - len < 65536) {
-			char *b = realloc(buf, size + 1048576);
-
-			if (!b)
-				return -ENOMEM;
-			buf = b;
-			size += 1048576;
-		}
-		n = read(fd, buf + len, size - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	*ret_len = len;
-	*ret_buf = TAKE_PTR(buf);
-	return 0;
-}
-
-int activity_read_functions(char **ret_buf, size_t *ret_len)
-{
-	static const char *const paths[] = {
-		"/sys/kernel/tracing/available_filter_functions",
-		"/sys/kernel/debug/tracing/available_filter_functions",
-	};
-	int r = -ENOENT;
-
-	for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
-		_cleanup_close_ int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0) {
-			r = -errno;
-			continue;
-		}
-		return read_fd(fd, ret_buf, ret_len);
 	}
 	return r;
 }

@@ -3,7 +3,8 @@
  * attach: which kernel function each event of program.h is counted at. The names changed with
  * the folio conversion (6.1 has both families; later kernels only the folio names), and a
  * static function may be inlined away: the choice is made at start from the functions the
- * running kernel can probe, the tracing file system's available_filter_functions.
+ * running kernel can probe, the tracing file system's available_filter_functions, or the
+ * functions of /proc/kallsyms on a kernel without function tracing.
  */
 #pragma once
 
@@ -20,10 +21,3 @@ const char *activity_event_name(enum activity_event e);
  * event but the optional buffer_dirtied has one, else -ENOENT (ret_names filled all the same).
  */
 int activity_choose(const char *buf, size_t len, const char *ret_names[_ACTIVITY_EVENT_MAX]);
-
-/*
- * available_filter_functions from tracefs (/sys/kernel/tracing, else the one below debugfs):
- * 0 with it in *ret_buf (free()) and *ret_len, or -errno of the last path tried (-ENOENT: no
- * tracefs or a kernel without function tracing, where kprobes by name cannot be chosen).
- */
-int activity_read_functions(char **ret_buf, size_t *ret_len);

@@ -18,6 +18,7 @@
 #include "activity/attach.h"
 #include "activity/idmap.h"
 #include "activity/loader.h"
+#include "activity/symbols.h"
 #include "scan/collector.h"
 #include "scan/render.h"
 #include "base/util.h"
@@ -25,6 +26,7 @@
 /* snap_cgroup.data of "activity". */
 struct activity_cgroup {
 	struct activity_counts counts;
+	bool counted;     /* the map has an entry of the cgroup: else only the node's numbers */
 	bool has_node;    /* the node's own numbers ride on the first cgroup of the scan */
 	uint64_t dropped; /* events not counted: the map was full */
 	uint64_t entries; /* cgroups in the map */
@@ -48,6 +50,7 @@ static const char *const families[_ACTIVITY_EVENT_MAX][2] = {
 
 static struct activity *program;
 static const char *attached[_ACTIVITY_EVENT_MAX]; /* the function of each event, NULL: none */
+static const char *source;                       /* where the functions were listed */
 static const char *reason;                       /* why it has nothing to measure, or NULL */
 static char *setup_error;                        /* the start's failure, for the log */
 
@@ -78,18 +81,19 @@ static int setup(const struct collector_options *opts)
 		reason = "no_bpf_program";
 		return 0;
 	}
-	r = activity_read_functions(&functions, &len);
+	r = activity_read_functions(&functions, &len, &source);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0) {
 		reason = r == -EACCES || r == -EPERM ? "no_bpf_permission" : "no_kprobes";
-		if (asprintf(&setup_error, "reading available_filter_functions: %s", strerror(-r)) < 0)
+		if (asprintf(&setup_error, "reading %s: %s", source, strerror(-r)) < 0)
 			setup_error = NULL;
 		return 0;
 	}
 	if (activity_choose(functions, len, names) < 0) {
 		reason = "no_kprobes";
-		setup_error = strdup("the kernel has none of the functions of an event (available_filter_functions)");
+		if (asprintf(&setup_error, "the kernel has none of the functions of an event (%s)", source) < 0)
+			setup_error = NULL;
 		return 0;
 	}
 	r = activity_start(names, &program, &setup_error);
@@ -112,20 +116,20 @@ static const char *unavailable(const struct collect_scan *scan)
 
 static void describe(const struct config *cfg, char *buf, size_t size)
 {
-	size_t used = 0;
+	size_t used;
 
 	(void)cfg;
 	if (!program && !reason) {
-		snprintf(buf, size, "%s", activity_built() ? "kprobes chosen at start from available_filter_functions"
-							   : "not built in (no_bpf_program)");
+		snprintf(buf, size, "%s", activity_built() ? "kprobes chosen at start" : "not built in (no_bpf_program)");
 		return;
 	}
 	if (!program) {
 		snprintf(buf, size, "not attached (%s): %s", reason, setup_error ? setup_error : reason);
 		return;
 	}
+	used = (size_t)snprintf(buf, size, "kprobes chosen from %s:", source);
 	for (unsigned e = 0; e < _ACTIVITY_EVENT_MAX && used < size; e++)
-		used += (size_t)snprintf(buf + used, size - used, "%s%s at %s", e ? ", " : "kprobes: ",
+		used += (size_t)snprintf(buf + used, size - used, "%s %s at %s", e ? "," : "",
 					 activity_event_name(e), attached[e] ? attached[e] : "(none)");
 }
 
@@ -169,8 +173,10 @@ static int scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int d
 	mine = calloc(1, sizeof(*mine));
 	if (!mine)
 		return -ENOMEM;
-	if (e)
+	if (e) {
 		mine->counts = e->counts;
+		mine->counted = true;
+	}
 	if (!as->node_done) {
 		mine->has_node = true;
 		mine->dropped = as->map.dropped;
@@ -235,9 +241,7 @@ static void activity_text(FILE *out, const struct snapshot *s, size_t idx)
 		for (size_t i = 0; i < s->n_cgroups; i++) {
 			const struct activity_cgroup *a = s->cgroups[i].data[idx];
 
-			if (!a || (a->has_node && !a->counts.events[ACTIVITY_ACCESSED] &&
-				   !a->counts.events[ACTIVITY_ADDED] && !a->counts.events[ACTIVITY_DIRTIED] &&
-				   !a->counts.events[ACTIVITY_BUFFER_DIRTIED]))
+			if (!a || !a->counted)
 				continue;
 			if (!head)
 				render_family(out, families[e][0], "counter", families[e][1]);
@@ -259,7 +263,7 @@ static void activity_json(json_t *o, const struct snap_cgroup *cg, size_t idx)
 	const struct activity_cgroup *a = cg->data[idx];
 	json_t *obj;
 
-	if (!a)
+	if (!a || !a->counted)
 		return;
 	obj = json_object();
 	for (unsigned e = 0; obj && e < _ACTIVITY_EVENT_MAX; e++)

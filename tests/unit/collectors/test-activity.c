@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The activity collector over a fake cgroup tree, with the BPF loader and the kernel's function
+ * list faked (this file defines them, so the linker takes these and not activity/loader.o's or
+ * activity/symbols.o's): the attach points chosen and started, each walked cgroup given the
+ * counts of its directory's inode, a cgroup without an entry without series, the node's dropped
+ * events and map size, claimed entries kept in the map, the JSON report, and cgroup v1 said.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "activity/loader.h"
+#include "activity/symbols.h"
+#include "fixture.h"
+
+static char root[] = "/tmp/cse-activity-XXXXXX";
+static uint64_t ino_a, ino_bc; /* the ids of /a and /b/c: their directories' inodes */
+#define ID_GONE 424242          /* an id no walked cgroup has */
+
+/* ---- the fakes ---- */
+
+static const char *started[_ACTIVITY_EVENT_MAX];
+static int starts, forgotten_claimed;
+
+int activity_read_functions(char **ret_buf, size_t *ret_len, const char **ret_source)
+{
+	/* 6.1's list: both families, folio_account_dirtied inlined away */
+	*ret_buf = strdup("mark_page_accessed\nfolio_mark_accessed\nadd_to_page_cache_lru\n"
+			  "filemap_add_folio\n__folio_mark_dirty\nmark_buffer_dirty\n");
+	*ret_len = strlen(*ret_buf);
+	*ret_source = "kallsyms";
+	return 0;
+}
+
+bool activity_built(void)
+{
+	return true;
+}
+
+int activity_start(const char *const names[_ACTIVITY_EVENT_MAX], struct activity **ret,
+		   char **ret_error)
+{
+	static int token;
+
+	*ret_error = NULL;
+	memcpy(started, names, sizeof(started));
+	starts++;
+	*ret = (struct activity *)&token;
+	return 0;
+}
+
+static void add(struct activity_idmap *m, uint64_t id, uint64_t acc, uint64_t added, uint64_t dirtied,
+		uint64_t bufdirty)
+{
+	struct activity_counts c = { .events = { [ACTIVITY_ACCESSED] = acc, [ACTIVITY_ADDED] = added,
+						 [ACTIVITY_DIRTIED] = dirtied,
+						 [ACTIVITY_BUFFER_DIRTIED] = bufdirty } };
+
+	assert_int_equal(activity_idmap_add(m, id, &c), 0);
+}
+
+int activity_read(struct activity *a, struct activity_idmap *m)
+{
+	(void)a;
+	/* /a's counts on two CPUs, /b/c's on one, and a cgroup's that no walk finds */
+	add(m, ino_a, 60, 10, 3, 1);
+	add(m, ID_GONE, 1, 1, 1, 1);
+	add(m, ino_bc, 7, 0, 0, 0);
+	add(m, ino_a, 40, 0, 0, 0);
+	m->dropped = 5;
+	return 0;
+}
+
+int activity_forget(struct activity *a, uint64_t id)
+{
+	(void)a;
+	if (id == ino_a || id == ino_bc)
+		forgotten_claimed++;
+	return 0;
+}
+
+void activity_stop(struct activity *a)
+{
+	(void)a;
+}
+
+/* ---- the tests ---- */
+
+static uint64_t inode_of(const char *rel)
+{
+	char p[512];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	assert_int_equal(stat(p, &st), 0);
+	return (uint64_t)st.st_ino;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (!mkdtemp(root))
+		return -1;
+	tree_cgroups(root, ". a b b/c");
+	ino_a = inode_of("a");
+	ino_bc = inode_of("b/c");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return tree_remove(root);
+}
+
+static void test_counts(void **state)
+{
+	bool success;
+	char *t = scan_one(root, "activity", false, &success);
+
+	(void)state;
+	assert_int_equal(starts, 1);
+	assert_string_equal(started[ACTIVITY_ACCESSED], "folio_mark_accessed");
+	assert_string_equal(started[ACTIVITY_ADDED], "filemap_add_folio");
+	assert_string_equal(started[ACTIVITY_DIRTIED], "__folio_mark_dirty");
+	assert_string_equal(started[ACTIVITY_BUFFER_DIRTIED], "mark_buffer_dirty");
+	assert_true(success);
+	/* the two CPUs' counts of /a summed; the cgroups in the walk's order */
+	assert_non_null(strstr(t, "# TYPE cachestat_cgroup_pagecache_accesses_total counter\n"
+				  "cachestat_cgroup_pagecache_accesses_total{cgroup=\"/a\"} 100\n"
+				  "cachestat_cgroup_pagecache_accesses_total{cgroup=\"/b/c\"} 7\n#"));
+	assert_non_null(strstr(t, "cachestat_cgroup_pagecache_added_pages_total{cgroup=\"/a\"} 10\n"
+				  "cachestat_cgroup_pagecache_added_pages_total{cgroup=\"/b/c\"} 0\n"));
+	assert_non_null(strstr(t, "cachestat_cgroup_pagecache_dirtied_pages_total{cgroup=\"/a\"} 3\n"));
+	assert_non_null(strstr(t, "cachestat_cgroup_pagecache_buffer_dirtied_total{cgroup=\"/a\"} 1\n"));
+	/* no entry, no series: neither the root nor /b, whose child has one */
+	assert_null(strstr(t, "{cgroup=\"/\"}"));
+	assert_null(strstr(t, "{cgroup=\"/b\"}"));
+	assert_non_null(strstr(t, "\ncachestat_pagecache_activity_dropped_total 5\n"));
+	assert_non_null(strstr(t, "\ncachestat_pagecache_activity_cgroups 3\n"));
+	/* an entry a walked cgroup claimed stays in the map */
+	assert_int_equal(forgotten_claimed, 0);
+	free(t);
+}
+
+static void test_json(void **state)
+{
+	char *t = scan_one(root, "activity", true, NULL);
+
+	(void)state;
+	assert_non_null(strstr(t, "\"cgroup\": \"/a\",\n      \"pagecache_activity_total\": {\n"
+				  "        \"accessed\": 100,\n        \"added\": 10,\n"
+				  "        \"dirtied\": 3,\n        \"buffer_dirtied\": 1\n      }"));
+	/* no entry, no object: the root's numbers are the node's, not the cgroup's */
+	assert_null(strstr(t, "\"cgroup\": \"/\",\n      \"pagecache_activity_total\""));
+	assert_int_equal(starts, 1); /* started once a process, whatever the engines */
+	free(t);
+}
+
+/* The program's ids are cgroup v2's: on the v1 memory hierarchy nothing is matched, and it says so. */
+static void test_v1(void **state)
+{
+	char *t = scan_one_with((struct collector_options){ .cgroupfs = root, .procfs = "/proc",
+							      .memory_v1 = true },
+				"activity", false, NULL);
+
+	(void)state;
+	assert_non_null(strstr(t, "cachestat_collector_unavailable_info{collector=\"activity\",reason=\"cgroup_v1\"} 1\n"));
+	assert_null(strstr(t, "cachestat_cgroup_pagecache_accesses_total"));
+	free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counts),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_v1),
+	};
+
+	return cmocka_run_group_tests_name("activity", tests, setup, teardown);
+}
