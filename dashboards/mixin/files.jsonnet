@@ -24,7 +24,7 @@ local yaml(of, names) =
   // The rule files, as text (jsonnet -S -m).
   rules: {
     'rules/cachestat.alerts.yml': yaml(mixin.prometheusAlerts, ['cachestat.alerts']),
-    'rules/cachestat.rules.yml': yaml(mixin.prometheusRules, ['cachestat.alerting.rules']),
+    'rules/cachestat.rules.yml': yaml(mixin.prometheusRules, ['cachestat.alerting.rules', 'cachestat.activity']),
     'rules/cachestat.identity.yml': yaml(mixin.prometheusRules, ['cachestat.identity']),
     'rules/cachestat.fleet.yml': yaml(mixin.prometheusRules, ['cachestat.fleet']),
   },

@@ -67,6 +67,49 @@
           },
         ],
       },
+      // The page cache's hit ratio as BCC's cachestat computes it, from the activity collector's
+      // counters (--collector.activity, off by default: without it these record nothing):
+      // accesses less buffer dirtyings are the lookups, additions less dirtyings the misses
+      // (a written page is added and dirtied, and is no miss), the rest hits. Recorded per cgroup
+      // only where its tasks looked pages up in the window (idle cgroups have no series), and per
+      // node; each event is counted in one cgroup, the task's, so the node's sums are exact.
+      {
+        name: 'cachestat.activity',
+        rules: [
+          {
+            record: 'cgroup:cachestat_pagecache_hit_ratio:rate5m',
+            expr: |||
+              clamp(
+                1 - clamp_min(
+                      rate(cachestat_cgroup_pagecache_added_pages_total{%(cachestatSelector)s}[5m])
+                      - rate(cachestat_cgroup_pagecache_dirtied_pages_total{%(cachestatSelector)s}[5m]),
+                      0)
+                    / (
+                      rate(cachestat_cgroup_pagecache_accesses_total{%(cachestatSelector)s}[5m])
+                      - rate(cachestat_cgroup_pagecache_buffer_dirtied_total{%(cachestatSelector)s}[5m])
+                      > 0),
+                0, 1)
+            ||| % $._config,
+          },
+          {
+            record: 'instance:cachestat_pagecache_hit_ratio:rate5m',
+            expr: |||
+              clamp(
+                1 - clamp_min(
+                      sum by (%(clusterLabel)s, job, instance) (
+                        rate(cachestat_cgroup_pagecache_added_pages_total{%(cachestatSelector)s}[5m])
+                        - rate(cachestat_cgroup_pagecache_dirtied_pages_total{%(cachestatSelector)s}[5m])),
+                      0)
+                    / (
+                      sum by (%(clusterLabel)s, job, instance) (
+                        rate(cachestat_cgroup_pagecache_accesses_total{%(cachestatSelector)s}[5m])
+                        - rate(cachestat_cgroup_pagecache_buffer_dirtied_total{%(cachestatSelector)s}[5m]))
+                      > 0),
+                0, 1)
+            ||| % $._config,
+          },
+        ],
+      },
       // Who a cgroup belongs to: Kubernetes namespace, pod and container names for the
       // exporter's cachestat_cgroup_info (pod_uid, container_id parsed from the cgroup path),
       // through kube-state-metrics' kube_pod_info{uid} and kube_pod_container_info{container_id}.
