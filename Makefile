@@ -49,7 +49,7 @@ SUITES = \
 	+e2e-stock-mainline='E2E_STOCK=mainline tests/e2e/stock.sh' \
 	e2e='tests/e2e/run.sh'
 
-.PHONY: all exporter deps deb deb-build-test deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series e2e-stock bench-exporter bench-fanotify bench-hostile bench-hostile-guest bench-cardinality bench-cardinality-guest bench-fleet demo fuzz loadtest clean
+.PHONY: all exporter deps deb deb-build-test deb-install-test image test mutate kernel kernel-test kernel-bench kernel-ab kernel-series e2e-stock bench-exporter bench-fanotify bench-hostile bench-hostile-guest bench-cardinality bench-cardinality-guest bench-activity-guest bench-fleet demo fuzz loadtest clean
 
 all: exporter
 
@@ -139,6 +139,11 @@ bench-cardinality: deps exporter
 # NUMA nodes), and the series the recording rules make of them in a private Prometheus.
 bench-cardinality-guest: deps exporter
 	tests/bench/cardinality-guest.sh
+
+# The activity collector's counts against a cold read, a warm read and a write, and its cost (a cached-read
+# loop with it off and on, the ratio), in the e2e guest on our kernel and on the stock mainline one.
+bench-activity-guest: deps exporter
+	tests/bench/activity-guest.sh
 
 # 50 exporters over those nodes behind Debian's Prometheus (every rule file loaded) writing to
 # victoria-metrics, 10 minutes: head series, memory, samples/s, rule and dashboard query times.

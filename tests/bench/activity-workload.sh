@@ -3,7 +3,10 @@
 # Run in a guest by activity-guest.sh: the exporter with the activity collector as a daemon on 127.0.0.1:9460, and
 # in the cgroup /act-a a 64 MiB file read cold, read warm, and 16 MiB written; the cgroup's four counters after
 # each step, with what BCC derives from them (misses = added - dirtied, hits = accesses - buffer_dirtied - misses).
-# Meanwhile /act-b reads a file of its own, to be counted apart. Environment: ACTIVITY_BIN (the exporter), ACTIVITY_DIR
+# Meanwhile /act-b reads a file of its own, to be counted apart. Then the cost: a cached-read loop (the warm 64 MiB
+# file read 4 KiB at a time, 4 passes: 65,536 read(2) calls, each a page-cache access the program counts) timed with
+# the exporter stopped (its programs detached, which the kernel's list of kprobes must show) and running,
+# alternately, 3 times each; the medians and their ratio. Environment: ACTIVITY_BIN (the exporter), ACTIVITY_DIR
 # (where the files go, /scratch: ext4 on a disk).
 set -euo pipefail
 bin=${ACTIVITY_BIN:-/usr/bin/cachestat_exporter}
@@ -15,13 +18,22 @@ dd if=/dev/urandom of="$dir/act-64m" bs=1M count=64 status=none
 dd if=/dev/urandom of="$dir/act-b-32m" bs=1M count=32 status=none
 rm -f "$dir/act-16m"
 sync
-if ! curl -sf http://127.0.0.1:9460/metrics >/dev/null; then
+pid=
+start_exporter() {
 	"$bin" --collector.activity --web.listen-address=127.0.0.1:9460 >/root/activity-exporter.log 2>&1 &
 	pid=$!
-	trap 'kill $pid' EXIT
-fi
-for _ in $(seq 60); do curl -sf http://127.0.0.1:9460/metrics >/dev/null && break; sleep 1; done
-grep -i activity /root/activity-exporter.log | head -n 5 || true
+	for _ in $(seq 60); do curl -sf http://127.0.0.1:9460/metrics >/dev/null && return 0; sleep 1; done
+	echo "the exporter did not answer in 60 s" >&2
+	exit 1
+}
+stop_exporter() {
+	kill "$pid"
+	wait "$pid" || true
+	pid=
+}
+trap '[ -z "$pid" ] || kill $pid' EXIT
+start_exporter
+grep -o 'activity="[^"]*"' /root/activity-exporter.log | head -n 1 || true
 
 # counters CGROUP: accesses added dirtied buffer_dirtied of the cgroup, one line
 counters() {
@@ -61,3 +73,29 @@ step "warm read of 64 MiB (expect hits 16384, misses 0)" in_cgroup act-a dd if="
 step "write of 16 MiB (expect dirtied 4096)" in_cgroup act-a dd if=/dev/zero of="$dir/act-16m" bs=1M count=16 status=none
 echo "/act-b (read 32 MiB cold, expect added 8192), accesses added dirtied buffer_dirtied: $(counters /act-b)"
 curl -sf http://127.0.0.1:9460/metrics | grep -E '^cachestat_(pagecache_activity|collector_unavailable|scrape_collector_success\{collector="activity")' || true
+
+# The cost. kprobes attached now: the kernel's list (debugfs) has the program's functions while the exporter runs,
+# and none once it has exited.
+probes() { grep -c -E ' (folio_mark_accessed|mark_page_accessed)(\+0x0)? ' /sys/kernel/debug/kprobes/list 2>/dev/null || true; }
+echo "kprobes on the access function with the exporter running: $(probes)"
+loop() {
+	local t0 t1
+	t0=$(date +%s%N)
+	for _ in 1 2 3 4; do dd if="$dir/act-64m" of=/dev/null bs=4k status=none; done
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000))
+}
+loop >/dev/null # warm, and the first pass's page faults of dd paid
+on=() off=()
+for _ in 1 2 3; do
+	stop_exporter
+	off+=("$(loop)")
+	[ "$(probes)" = 0 ] || echo "kprobes left after the exporter exited: $(probes)"
+	start_exporter
+	on+=("$(loop)")
+done
+stop_exporter
+median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+m_off=$(median "${off[@]}") m_on=$(median "${on[@]}")
+echo "cached-read loop (65,536 reads of 4 KiB): off ${off[*]} ms, on ${on[*]} ms; medians $m_off and $m_on ms," \
+	"ratio on/off $(awk -v a="$m_on" -v b="$m_off" 'BEGIN { printf "%.3f", a / b }')"
