@@ -3,8 +3,9 @@
 # Validates every deployment file of the project:
 #  - yamllint (deploy/.yamllint) over every YAML file under deploy/ and dashboards/;
 #  - `cloud-init schema` over the cloud-config files in deploy/cloud-init/;
-#  - `systemd-analyze verify` and an offline `systemd-analyze security` of the unit, and the unit's
-#    capabilities and hardening against what deploy/README.md promises;
+#  - `systemd-analyze verify` and an offline `systemd-analyze security` of the unit (and of it with
+#    the collectors' drop-ins), and the unit's capabilities and hardening against what
+#    deploy/README.md promises;
 #  - the runtime packages derived from the built binary, against every list of them in deploy/;
 #  - the container seccomp profile of deploy/seccomp (deploy/seccomp/check-profile.py), and that it is
 #    what gen-profile.py makes of the runtime's default;
@@ -87,6 +88,49 @@ if systemd-analyze verify --man=no "$tmp/unit-fa/cachestat-exporter.service" >"$
 	ok "systemd-analyze verify the unit with deploy/systemd/cachestat-exporter.service.d/fanotify.conf"
 else
 	ko "systemd-analyze verify the unit with deploy/systemd/cachestat-exporter.service.d/fanotify.conf"
+fi
+# The activity variant: the unit with its drop-in (CAP_BPF and CAP_PERFMON, bpf and perf_event_open
+# allowed back, the flag), verified together; verify is silent about an unknown capability or
+# system call, so systemd's own reading of the result (security) must say the service may load BPF
+# programs and call both, and of the unit alone that it may not.
+dropins=deploy/systemd/cachestat-exporter.service.d
+mkdir -p "$tmp/unit-act/cachestat-exporter.service.d"
+cp "$tmp/unit/cachestat-exporter.service" "$tmp/unit-act/"
+sed "s#^ExecStart=/usr/bin/cachestat_exporter #ExecStart=$exe #" $dropins/activity.conf \
+	>"$tmp/unit-act/cachestat-exporter.service.d/activity.conf"
+if systemd-analyze verify --man=no "$tmp/unit-act/cachestat-exporter.service" >"$tmp/out" 2>&1 && [ ! -s "$tmp/out" ] &&
+	grep -q '^ExecStart=.* --collector.activity ' "$tmp/unit-act/cachestat-exporter.service.d/activity.conf" &&
+	grep -qx 'CapabilityBoundingSet=CAP_BPF CAP_PERFMON' $dropins/activity.conf &&
+	grep -qx 'AmbientCapabilities=CAP_BPF CAP_PERFMON' $dropins/activity.conf; then
+	ok "systemd-analyze verify the unit with $dropins/activity.conf (the flag, CAP_BPF and CAP_PERFMON)"
+else
+	ko "systemd-analyze verify the unit with $dropins/activity.conf (the flag, CAP_BPF and CAP_PERFMON)"
+fi
+# gives_bpf DIR: systemd reads DIR's unit as one that may load BPF programs and call bpf and perf_event_open.
+gives_bpf() {
+	systemd-analyze security --offline=yes "$1/cachestat-exporter.service" >"$tmp/sec-bpf" 2>&1
+	grep -q 'CapabilityBoundingSet=~CAP_BPF  *Service may load BPF programs' "$tmp/sec-bpf" &&
+		grep -q 'SystemCallFilter=~@privileged .*(e.g. bpf is allowed)' "$tmp/sec-bpf" &&
+		grep -q 'SystemCallFilter=~@debug .*(e.g. perf_event_open is allowed)' "$tmp/sec-bpf"
+}
+run "systemd-analyze security reads the unit with activity.conf as loading BPF programs, bpf and perf_event_open allowed" \
+	gives_bpf "$tmp/unit-act"
+reject "systemd-analyze security reads the unit alone as loading no BPF program" gives_bpf "$tmp/unit"
+# Both drop-ins set ExecStart=: activity.conf says how to combine them (a third drop-in that sorts
+# after both, whose lines it quotes indented below "zz-collectors.conf, with"); that combination
+# must verify and name both flags.
+mkdir -p "$tmp/unit-both/cachestat-exporter.service.d"
+cp "$tmp/unit/cachestat-exporter.service" "$tmp/unit-both/"
+cp "$tmp/unit-fa/cachestat-exporter.service.d/fanotify.conf" "$tmp/unit-act/cachestat-exporter.service.d/activity.conf" \
+	"$tmp/unit-both/cachestat-exporter.service.d/"
+sed -n '/zz-collectors\.conf, with/,/^[^#]/s/^#   //p' $dropins/activity.conf |
+	sed "s#^ExecStart=/usr/bin/cachestat_exporter #ExecStart=$exe #" >"$tmp/unit-both/cachestat-exporter.service.d/zz-collectors.conf"
+if systemd-analyze verify --man=no "$tmp/unit-both/cachestat-exporter.service" >"$tmp/out" 2>&1 && [ ! -s "$tmp/out" ] &&
+	grep -q '^ExecStart=.* --collector.activity --collector.fanotify ' "$tmp/unit-both/cachestat-exporter.service.d/zz-collectors.conf"; then
+	ok "systemd-analyze verify the unit with fanotify.conf, activity.conf and the zz-collectors.conf activity.conf describes"
+else
+	cat "$tmp/unit-both/cachestat-exporter.service.d/zz-collectors.conf" >>"$tmp/out"
+	ko "systemd-analyze verify the unit with fanotify.conf, activity.conf and the zz-collectors.conf activity.conf describes"
 fi
 if systemd-analyze security --offline=yes --threshold=30 "$tmp/unit/cachestat-exporter.service" >"$tmp/sec" 2>&1; then
 	ok "systemd-analyze security: $(grep -o 'Overall exposure level.*' "$tmp/sec" | sed 's/ for [^:]*//') (threshold 3.0)"
