@@ -7,8 +7,8 @@
 #    the collectors' drop-ins), and the unit's capabilities and hardening against what
 #    deploy/README.md promises;
 #  - the runtime packages derived from the built binary, against every list of them in deploy/;
-#  - the container seccomp profile of deploy/seccomp (deploy/seccomp/check-profile.py), and that it is
-#    what gen-profile.py makes of the runtime's default;
+#  - the container seccomp profiles of deploy/seccomp (deploy/seccomp/check-profile.py), and that each
+#    is what gen-profile.py makes of the runtime's default;
 #  - `promtool check config` of the Prometheus configs, with the rules of dashboards/rules/;
 #  - the PrometheusRule generated from dashboards/rules/ (deploy/tools/gen-prometheusrule.py);
 #  - every Kubernetes manifest against the Kubernetes and Prometheus Operator schemas (npm
@@ -344,10 +344,25 @@ reject "seccomp: the fanotify check refuses the base profile (no open_by_handle_
 	"$py" deploy/seccomp/check-profile.py --fanotify "$profile"
 check "seccomp: the fanotify overlay of the DaemonSet uses $fa_profile" \
 	grep -q "value: ${fa_profile##*/}\$" deploy/kubernetes/components/fanotify/kustomization.yaml
+# The activity variant's profile: bpf and perf_event_open allowed to CAP_BPF and CAP_PERFMON; the
+# overlay names it. With the fanotify component too, fanotify's profile applies (listed after
+# activity, as the components' header says and the render of all of them below does): with the
+# capabilities of both, it must allow what both collectors call.
+act_profile=deploy/seccomp/cachestat-exporter-activity.json
+tally "$py" deploy/seccomp/check-profile.py --activity "$act_profile"
+reject "seccomp: the activity check refuses the base profile (bpf and perf_event_open to CAP_SYS_ADMIN only)" \
+	"$py" deploy/seccomp/check-profile.py --activity "$profile"
+check "seccomp: the activity overlay of the DaemonSet uses $act_profile" \
+	grep -q "value: ${act_profile##*/}\$" deploy/kubernetes/components/activity/kustomization.yaml
+run "seccomp: $fa_profile allows what both collectors call, with the capabilities of both components (check-profile.py --fanotify --activity)" \
+	"$py" deploy/seccomp/check-profile.py --fanotify --activity "$fa_profile"
 runtime_default=/usr/share/containers/seccomp.json
-for variant in "" --fanotify; do
-	p=$profile
-	[ -z "$variant" ] || p=$fa_profile
+for variant in "" --fanotify --activity; do
+	case $variant in
+	--fanotify) p=$fa_profile ;;
+	--activity) p=$act_profile ;;
+	*) p=$profile ;;
+	esac
 	if [ ! -r "$runtime_default" ]; then
 		skipped "seccomp: $p against the runtime default: no $runtime_default here (package golang-github-containers-common)"
 	elif "$py" deploy/seccomp/gen-profile.py $variant "$runtime_default" >"$tmp/profile.json" 2>"$tmp/out" &&
@@ -386,6 +401,14 @@ else
 		for c in deploy/kubernetes/components/*/; do c=${c%/}; printf '  - ../../components/%s\n' "${c##*/}"; done
 	} >"$tmp/all/kubernetes/variants/all/kustomization.yaml"
 	run "kubectl kustomize: the base with every component at once" kubectl kustomize "$tmp/all/kubernetes/variants/all"
+	# ... where fanotify, listed after activity, sets the profile: the one that allows both collectors' calls.
+	kubectl kustomize "$tmp/all/kubernetes/variants/all" 2>/dev/null | "$py" -c 'import sys, yaml
+ds = next(d for d in yaml.safe_load_all(sys.stdin) if d and d["kind"] == "DaemonSet")
+sc = ds["spec"]["template"]["spec"]["containers"][0]["securityContext"]
+added = [c for c in sc["capabilities"]["add"] if c in ("SYS_ADMIN", "BPF", "PERFMON")]
+print(sc["seccompProfile"]["localhostProfile"], *sorted(added))' >"$tmp/all/got" 2>&1
+	eq "kubectl kustomize: every component at once runs with the fanotify profile and SYS_ADMIN, BPF, PERFMON" \
+		"$(cat "$tmp/all/got")" "${fa_profile##*/} BPF PERFMON SYS_ADMIN"
 	# Broken copies: an overlay inside its own base (a cycle) and a patch of a field that is not there.
 	mkdir -p "$tmp/broken"
 	cp -r deploy/kubernetes "$tmp/broken/"

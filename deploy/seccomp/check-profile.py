@@ -7,12 +7,20 @@ any failure:
  - cachestat (451) is allowed on every architecture and whatever the capabilities, and no earlier
    rule refuses it;
  - every system call the exporter's own filter allows (exporter/privsep/sandbox.c) is allowed, but for
-   open_by_handle_at, which only the fanotify collector calls;
+   open_by_handle_at, which only the fanotify collector calls, and bpf, which only the activity
+   collector calls (perf_event_open too, at start);
  - no call is allowed for one of the exporter's capabilities that the exporter does not make
-   (open_by_handle_at with CAP_DAC_READ_SEARCH, ...), and open_by_handle_at by no rule at all.
-With --fanotify (the fanotify variant's profile), open_by_handle_at must be allowed instead.
+   (open_by_handle_at with CAP_DAC_READ_SEARCH, ...), and open_by_handle_at by no rule at all;
+ - a container with the base's capabilities is refused bpf and perf_event_open, which only the
+   activity collector calls.
+With --fanotify (the fanotify variant's profile), open_by_handle_at must be allowed instead. With
+--activity (the activity variant's), bpf and perf_event_open must be allowed to a container
+holding the variant's capabilities (CAP_BPF and CAP_PERFMON added; CAP_SYS_ADMIN too with
+--fanotify, the two components together), and no other call to CAP_BPF or CAP_PERFMON. A rule
+applies to a container as the runtimes (moby, containerd, containers-common) read it: every
+capability of its includes held, none of its excludes.
 
-Usage: check-profile.py [--fanotify] PROFILE [PRIVS_C]
+Usage: check-profile.py [--fanotify] [--activity] PROFILE [PRIVS_C]
 """
 import json
 import os
@@ -23,6 +31,27 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 gen = __import__("gen-profile")
 
 
+# The capabilities of the DaemonSet's container (deploy/kubernetes): the unit's four and the two it
+# leaves root with; what the fanotify component adds.
+BASE_CAPS = gen.EXPORTER_CAPS | {"CAP_SETUID", "CAP_SETGID"}
+FANOTIFY_CAPS = {"CAP_SYS_ADMIN"}
+
+
+def applies(rule, caps):
+    """Whether the runtime puts rule in the filter of a container holding caps."""
+    return (set((rule.get("includes") or {}).get("caps") or []) <= caps
+            and not set((rule.get("excludes") or {}).get("caps") or []) & caps)
+
+
+def verdict(profile, name, caps):
+    """What a container holding caps gets from name: None when allowed, else why not."""
+    actions = sorted({r.get("action") for r in profile["syscalls"]
+                      if name in (r.get("names") or []) and not r.get("args") and applies(r, caps)})
+    if actions == ["SCMP_ACT_ALLOW"]:
+        return None
+    return "%s: %s" % (name, " and ".join(actions) if actions else "no rule, the default action")
+
+
 def check(what, problems):
     print(("FAIL: %s: %s" % (what, "; ".join(problems))) if problems else "PASS: %s" % what)
     return not problems
@@ -31,7 +60,8 @@ def check(what, problems):
 def main():
     args = sys.argv[1:]
     fanotify = "--fanotify" in args
-    args = [a for a in args if a != "--fanotify"]
+    activity = "--activity" in args
+    args = [a for a in args if a not in ("--fanotify", "--activity")]
     path = args[0]
     privs = args[1] if len(args) > 1 else os.path.join(gen.TOP, "exporter/privsep/sandbox.c")
     name = os.path.relpath(path, gen.TOP) if path.startswith(gen.TOP + "/") else path
@@ -57,20 +87,31 @@ def main():
             first.get("action"), first.get("args"), first.get("includes"), first.get("excludes")))
     good &= check("seccomp: cachestat (451) allowed unconditionally", problems)
     allowed = {n for r in profile["syscalls"] if r.get("action") == "SCMP_ACT_ALLOW" for n in r.get("names") or []}
-    needed = gen.wanted_syscalls(privs, fanotify)
+    needed = gen.wanted_syscalls(privs, fanotify, activity)
     missing = sorted(needed - allowed)
+    but = [c for c, on in (("the fanotify collector's", fanotify), ("the activity collector's", activity)) if not on]
     good &= check("seccomp: every system call of the exporter's own filter (exporter/privsep/sandbox.c) allowed%s" % (
-                  "" if fanotify else ", but the fanotify collector's"),
+                  ", but %s" % " and ".join(but) if but else ""),
                   ["not allowed: %s" % " ".join(missing)] if missing else [])
-    granted = sorted({"%s (with %s)" % (n, "/".join(sorted(set(r["includes"]["caps"]) & gen.EXPORTER_CAPS)))
+    held = gen.held_caps(activity)
+    granted = sorted({"%s (with %s)" % (n, "/".join(sorted(set(r["includes"]["caps"]) & held)))
                       for r in profile["syscalls"] if r.get("action") == "SCMP_ACT_ALLOW"
-                      and set((r.get("includes") or {}).get("caps") or []) & gen.EXPORTER_CAPS
+                      and set((r.get("includes") or {}).get("caps") or []) & held
                       for n in r.get("names") or [] if n not in needed})
     if "open_by_handle_at" in allowed and not fanotify:
         granted.append("open_by_handle_at, by some rule")
     good &= check("seccomp: no call the exporter does not make is allowed by its capabilities%s" % (
                   "" if fanotify else "; no open_by_handle_at"),
                   ["allowed: %s" % ", ".join(granted)] if granted else [])
+    calls = sorted(gen.ACTIVITY_ONLY)
+    if activity:
+        caps = BASE_CAPS | set(gen.ACTIVITY_ONLY.values()) | (FANOTIFY_CAPS if fanotify else set())
+        good &= check("seccomp: %s allowed to a container with the capabilities of the activity variant%s (%s)" % (
+                      " and ".join(calls), " and the fanotify one" if fanotify else "",
+                      " ".join(sorted(caps - BASE_CAPS))),
+                      [v for v in (verdict(profile, n, caps) for n in calls) if v])
+    good &= check("seccomp: %s refused to a container with the base's capabilities" % " and ".join(calls),
+                  ["%s: allowed" % n for n in calls if verdict(profile, n, BASE_CAPS) is None])
     sys.exit(0 if good else 1)
 
 

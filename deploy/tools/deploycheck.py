@@ -33,7 +33,9 @@ UNUSED_CALLS = ("pidfd_getfd",)
 KINDS = ("Namespace", "PriorityClass", "ServiceAccount", "ConfigMap", "DaemonSet", "Service", "PodMonitor",
          "PrometheusRule")
 # What each variant's component must add to the base (deploy/kubernetes/components/).
-VARIANTS = ("base", "fanotify", "kube-prometheus", "kube-prometheus-stack", "networkpolicy", "tls")
+VARIANTS = ("base", "activity", "fanotify", "kube-prometheus", "kube-prometheus-stack", "networkpolicy", "tls")
+# What a variant adds to the unit's capabilities: its drop-in's (deploy/systemd/cachestat-exporter.service.d/).
+EXTRA_CAPS = {"activity": ["CAP_BPF", "CAP_PERFMON"], "fanotify": ["CAP_SYS_ADMIN"]}
 # kube-prometheus' Prometheus: service account prometheus-k8s in namespace monitoring.
 KUBE_PROMETHEUS_SA = ("monitoring", "prometheus-k8s")
 
@@ -159,7 +161,7 @@ def exporter_container(kinds):
 
 def check_base(objects, unit_text, res, extra_caps=()):
     """The objects every variant has: the DaemonSet, its Service, PodMonitor, namespace.
-    extra_caps: what a variant adds to the unit's capabilities (fanotify's drop-in: CAP_SYS_ADMIN)."""
+    extra_caps: what a variant adds to the unit's capabilities (EXTRA_CAPS)."""
     caps = (set(re.search(r"^CapabilityBoundingSet=(.*)$", unit_text, re.M).group(1).split()) | set(extra_caps)
             | LEAVE_ROOT_CAPS)
     kinds = by_kind(objects)
@@ -321,6 +323,17 @@ def check_probes(c, res):
               problems)
 
 
+def check_activity(objects, res):
+    _, c = exporter_container(by_kind(objects))
+    sc = c.get("securityContext") or {}
+    problems = [] if "--collector.activity" in (c.get("args") or []) else ["no --collector.activity"]
+    problems += ["no %s" % cap for cap in ("BPF", "PERFMON") if cap not in (sc.get("capabilities") or {}).get("add", [])]
+    profile = (sc.get("seccompProfile") or {}).get("localhostProfile")
+    if profile != "cachestat-exporter-activity.json":
+        problems.append("seccomp profile %r, not cachestat-exporter-activity.json" % profile)
+    res.check("kubernetes activity: --collector.activity, BPF and PERFMON, the activity seccomp profile", problems)
+
+
 def check_fanotify(objects, res):
     _, c = exporter_container(by_kind(objects))
     sc = c.get("securityContext") or {}
@@ -463,12 +476,12 @@ def check_variants(renders, unit_text, base_dir, res):
     objects = {name: load_objects(text) for name, text in renders.items()}
     for name, objs in objects.items():
         sub = Results()
-        check_base(objs, unit_text, sub, ["CAP_SYS_ADMIN"] if name == "fanotify" else [])
+        check_base(objs, unit_text, sub, EXTRA_CAPS.get(name, []))
         res.check("kubernetes %s: the base's checks (%d)" % (name, len(sub.items)),
                   ["%s: %s" % (w, "; ".join(p)) for w, p in sub.items if p])
         if name == "base":
             res.items.extend(sub.items)
-    checks = {"fanotify": check_fanotify, "kube-prometheus": check_kube_prometheus,
+    checks = {"activity": check_activity, "fanotify": check_fanotify, "kube-prometheus": check_kube_prometheus,
               "kube-prometheus-stack": check_kube_prometheus_stack, "networkpolicy": check_networkpolicy,
               "tls": check_tls}
     for name, fn in checks.items():

@@ -85,7 +85,7 @@ class Kubernetes(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.renders = {"base": render(os.path.join(KUBE, "base"))}
-        for name in ("fanotify", "kube-prometheus", "kube-prometheus-stack", "networkpolicy", "tls"):
+        for name in ("activity", "fanotify", "kube-prometheus", "kube-prometheus-stack", "networkpolicy", "tls"):
             cls.renders[name] = render(os.path.join(KUBE, "variants", name))
         cls.unit = read(UNIT)
 
@@ -147,6 +147,24 @@ class Kubernetes(unittest.TestCase):
         caps = self.container(objs)["securityContext"]["capabilities"]
         caps["add"].remove("SYS_ADMIN")
         self.assertEqual(len(failed(deploycheck.check_fanotify, objs)), 1)
+
+    def test_activity_without_perfmon_or_its_profile_fails(self):
+        objs = self.objects("activity")
+        self.assertEqual(failed(deploycheck.check_activity, objs), [])
+        self.container(objs)["securityContext"]["capabilities"]["add"].remove("PERFMON")
+        self.assertEqual(len(failed(deploycheck.check_activity, objs)), 1)
+        objs = self.objects("activity")
+        self.container(objs)["securityContext"]["seccompProfile"]["localhostProfile"] = "cachestat-exporter.json"
+        self.assertEqual(len(failed(deploycheck.check_activity, objs)), 1)
+
+    def test_activity_capabilities_beyond_its_drop_in_fail(self):
+        def check(objs, res):
+            deploycheck.check_base(objs, self.unit, res, deploycheck.EXTRA_CAPS["activity"])
+
+        objs = self.objects("activity")
+        self.assertEqual(failed(check, objs), [])
+        self.container(objs)["securityContext"]["capabilities"]["add"].append("SYS_ADMIN")
+        self.assertTrue(any(w.startswith("kubernetes: capabilities drop ALL") for w in failed(check, objs)))
 
     def test_kube_prometheus_binding_elsewhere_fails(self):
         objs = self.objects("kube-prometheus")
