@@ -16,8 +16,11 @@ enum activity_event {
 	_ACTIVITY_EVENT_MAX,
 };
 
-/* The cgroups the per-CPU hash map holds at most; the events of others are counted as dropped. */
-#define ACTIVITY_MAX_CGROUPS 16384
+/*
+ * The cgroups the per-CPU hash map holds at most; the events of others are counted as dropped. The
+ * map is allocated in full, for every possible CPU (256 KiB each); a 110-pod node has some 470.
+ */
+#define ACTIVITY_MAX_CGROUPS 8192
 
 /* The map's value: per CPU, per cgroup id (bpf_get_current_cgroup_id()). */
 struct activity_counts {

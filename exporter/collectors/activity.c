@@ -4,22 +4,22 @@
  * dirtyings counted in the kernel per cgroup by a BPF program on kprobes (activity/), as BCC's
  * cachestat counts them for the whole node. Loaded and attached at start, before the
  * privileges go; each scan reads the program's map, finds each walked cgroup's counts by the
- * inode of its directory (its cgroup v2 id), and removes the entries of cgroups that are gone.
+ * inode of its directory (its cgroup v2 id), and removes the entries no walked cgroup claimed
+ * for three scans.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "activity/attach.h"
 #include "activity/idmap.h"
 #include "activity/loader.h"
 #include "activity/symbols.h"
 #include "scan/collector.h"
+#include "scan/engine.h" /* struct collector_options */
 #include "scan/render.h"
 #include "base/util.h"
 
@@ -74,9 +74,12 @@ static int setup(const struct collector_options *opts)
 	size_t len;
 	int r;
 
-	(void)opts;
 	if (program || reason)
 		return 0; /* one per process: the tests make several engines */
+	if (opts->memory_v1) {
+		reason = "cgroup_v1"; /* nothing it counts could be shown: nothing loaded */
+		return 0;
+	}
 	if (!activity_built()) {
 		reason = "no_bpf_program";
 		return 0;
@@ -188,38 +191,69 @@ static int scan_cgroup(struct collect_scan *scan, size_t idx, void *state, int d
 }
 
 /*
- * Whether the cgroup of id is gone: its handle (a kernfs id, as name_to_handle_at gives on
- * cgroup2) no longer opens. Anything but ESTALE or ENOENT keeps the entry.
+ * The ids no walked cgroup claimed in the last scans, and in how many in a row: an entry leaves
+ * the map after ACTIVITY_UNCLAIMED_SCANS. A cgroup the walk does not reach has no series, so its
+ * entry is worth nothing here; a cgroup made while a scan walked is claimed by the next one. (Asking
+ * the kernel whether the id's cgroup exists, open_by_handle_at(2), is what the unit's and the
+ * container's system call filters refuse.)
  */
-static bool cgroup_gone(int mountfd, uint64_t id)
-{
-	struct {
-		struct file_handle fh;
-		uint64_t id;
-	} h = { .fh = { .handle_bytes = sizeof(uint64_t), .handle_type = 0xfe /* FILEID_KERNFS */ } };
-	int fd;
+#define ACTIVITY_UNCLAIMED_SCANS 3
+struct unclaimed {
+	uint64_t id;
+	unsigned scans;
+};
+static struct unclaimed *unclaimed;
+static size_t n_unclaimed;
 
-	memcpy(h.fh.f_handle, &id, sizeof(id));
-	fd = open_by_handle_at(mountfd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		close(fd);
-		return false;
+/* The scans in a row before this one that left id unclaimed (unclaimed[] is sorted by id). */
+static unsigned unclaimed_before(uint64_t id)
+{
+	size_t lo = 0, hi = n_unclaimed;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (unclaimed[mid].id == id)
+			return unclaimed[mid].scans;
+		if (unclaimed[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return errno == ESTALE || errno == ENOENT;
+	return 0;
 }
 
-/* The entries no walked cgroup claimed, of cgroups that are gone, leave the map. */
+/*
+ * The entries no walked cgroup claimed for ACTIVITY_UNCLAIMED_SCANS scans leave the map; the
+ * others are counted for the next scan. as->map is sorted by id, so the new list is too.
+ */
 static void scan_end(struct collect_scan *scan, void *state)
 {
 	_cleanup_free_ struct activity_scan *as = state;
-	_cleanup_close_ int mountfd = -1;
+	struct unclaimed *next;
+	size_t n = 0;
 
+	(void)scan;
 	if (!as)
 		return;
-	mountfd = open(scan->cgroupfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	for (size_t i = 0; mountfd >= 0 && i < as->map.n; i++)
-		if (!as->map.entries[i].claimed && cgroup_gone(mountfd, as->map.entries[i].id))
-			(void)activity_forget(program, as->map.entries[i].id); /* -ENOENT: gone already */
+	next = calloc(as->map.n ? as->map.n : 1, sizeof(*next));
+	for (size_t i = 0; next && i < as->map.n; i++) {
+		const struct activity_entry *e = &as->map.entries[i];
+		unsigned scans;
+
+		if (e->claimed)
+			continue;
+		scans = unclaimed_before(e->id) + 1;
+		if (scans >= ACTIVITY_UNCLAIMED_SCANS)
+			(void)activity_forget(program, e->id); /* -ENOENT: gone already */
+		else
+			next[n++] = (struct unclaimed){ e->id, scans };
+	}
+	if (next) { /* out of memory: the counts start again, nothing is forgotten */
+		free(unclaimed);
+		unclaimed = next;
+		n_unclaimed = n;
+	}
 	activity_idmap_free(&as->map);
 }
 
@@ -229,7 +263,7 @@ static void render_node(FILE *out, const struct activity_cgroup *n)
 		      "Page-cache events the activity program could not count: its map of cgroups was full.");
 	render_sample(out, "cachestat_pagecache_activity_dropped_total", n->dropped);
 	render_family(out, "cachestat_pagecache_activity_cgroups", "gauge",
-		      "Cgroups in the activity program's map (at most 16384).");
+		      "Cgroups in the activity program's map (at most 8192).");
 	render_sample(out, "cachestat_pagecache_activity_cgroups", n->entries);
 }
 

@@ -4,7 +4,8 @@
  * list faked (this file defines them, so the linker takes these and not activity/loader.o's or
  * activity/symbols.o's): the attach points chosen and started, each walked cgroup given the
  * counts of its directory's inode, a cgroup without an entry without series, the node's dropped
- * events and map size, claimed entries kept in the map, the JSON report, and cgroup v1 said.
+ * events and map size, the JSON report, unclaimed entries pruned after three scans and claimed
+ * ones kept, and cgroup v1 said.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -30,6 +31,9 @@ static uint64_t ino_a, ino_bc; /* the ids of /a and /b/c: their directories' ino
 
 static const char *started[_ACTIVITY_EVENT_MAX];
 static int starts, forgotten_claimed;
+#define ID_LEFT 525252 /* an id test_prune adds to the map, until it is forgotten */
+static bool left_in_map;
+static int left_forgotten;
 
 int activity_read_functions(char **ret_buf, size_t *ret_len, const char **ret_source)
 {
@@ -76,6 +80,8 @@ int activity_read(struct activity *a, struct activity_idmap *m)
 	add(m, ID_GONE, 1, 1, 1, 1);
 	add(m, ino_bc, 7, 0, 0, 0);
 	add(m, ino_a, 40, 0, 0, 0);
+	if (left_in_map)
+		add(m, ID_LEFT, 2, 0, 0, 0);
 	m->dropped = 5;
 	return 0;
 }
@@ -85,6 +91,10 @@ int activity_forget(struct activity *a, uint64_t id)
 	(void)a;
 	if (id == ino_a || id == ino_bc)
 		forgotten_claimed++;
+	if (id == ID_LEFT) {
+		left_forgotten++;
+		left_in_map = false;
+	}
 	return 0;
 }
 
@@ -166,6 +176,23 @@ static void test_json(void **state)
 	free(t);
 }
 
+/*
+ * An entry no walked cgroup claims leaves the map at the end of its third scan, and only then;
+ * the claimed ones stay.
+ */
+static void test_prune(void **state)
+{
+	(void)state;
+	left_in_map = true;
+	for (int scan = 1; scan <= 3; scan++) {
+		free(scan_one(root, "activity", false, NULL));
+		assert_int_equal(left_forgotten, scan == 3);
+	}
+	free(scan_one(root, "activity", false, NULL));
+	assert_int_equal(left_forgotten, 1);
+	assert_int_equal(forgotten_claimed, 0);
+}
+
 /* The program's ids are cgroup v2's: on the v1 memory hierarchy nothing is matched, and it says so. */
 static void test_v1(void **state)
 {
@@ -184,6 +211,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counts),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_prune),
 		cmocka_unit_test(test_v1),
 	};
 
