@@ -19,7 +19,9 @@
 #   rules generated with E2E_RULES_CONFIG, jsonnet overrides of its _config: by default the thrashing alert's
 #   `for` at 1 minute, so that case 6 sees it fire and case 16 resolve), E2E_SCRAPE_INTERVAL (default 5s),
 #   E2E_EXPORTER_CONFIG (the exporter's config.json; default: the suite's own, exporter-config.json),
-#   E2E_EXPORTER_ARGS (flags the user-data adds to the package's; default --collector.numa).
+#   E2E_EXPORTER_ARGS (flags the user-data adds to the package's; default --collector.numa), E2E_DROPINS (drop-ins
+#   of the exporter's unit the user-data installs, space-separated paths; default deploy/systemd's activity.conf,
+#   the activity collector that case 17 counts with; "none": none).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=scripts/lib-version.sh
@@ -139,6 +141,12 @@ install -m 0644 "$E2E_DIR/alertmanager.yml" "$bundle/alertmanager.yml"
 [ -f "$exporter_config" ] && install -m 0644 "$exporter_config" "$bundle/config.json"
 # case 3 reads the refaults per NUMA node, a collector off by default
 printf '%s\n' "${E2E_EXPORTER_ARGS---collector.numa}" >"$bundle/args"
+dropins=${E2E_DROPINS:-$TOP/deploy/systemd/cachestat-exporter.service.d/activity.conf}
+if [ "$dropins" != none ]; then
+	mkdir -p "$bundle/dropins"
+	# shellcheck disable=SC2086 # a list of paths
+	install -m 0644 $dropins "$bundle/dropins/"
+fi
 # The operator's scrape config, with every interval shortened so that the cases converge in seconds, and
 # the job of case 12's container (:9452 over TLS with a login; named so that the rules' job=~"cachestat.*"
 # leaves it out: it is down but while case 12 runs), and the guest's Alertmanager (case 6).

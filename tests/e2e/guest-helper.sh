@@ -8,6 +8,7 @@
 #   e2e-guest hold CG FILE...            detached: read each FILE in CG, then sleep holding them all open
 #   e2e-guest write-hold CG FILE MIB     detached: write FILE in CG without fsync, then hold it open
 #   e2e-guest read CG FILE [NODE]        read FILE once in CG (memory bound to NUMA node NODE)
+#   e2e-guest write CG FILE MIB          write MIB MiB of zeros to FILE in CG with dd, without fsync
 #   e2e-guest thrash CG FILE             detached: read FILE over and over in CG
 #   e2e-guest reclaim CG BYTES           proactive reclaim (memory.reclaim) in CG
 #   e2e-guest remove CG                  kill every process of CG and remove it
@@ -107,6 +108,12 @@ write-hold)
 		head -c "$(($2 << 20))" /dev/urandom >"$1"
 		exec {fd}<"$1"
 		exec env -i /usr/bin/sleep infinity' "$cgroot/$2" "$3" "$4" </dev/null >/dev/null 2>&1
+	;;
+write)
+	(
+		cg_join "$2"
+		exec dd if=/dev/zero of="$3" bs=1M count="$4" status=none
+	)
 	;;
 read)
 	(
