@@ -86,12 +86,15 @@ int activity_read_functions(char **ret_buf, size_t *ret_len, const char **ret_so
 
 	for (size_t i = 0; i < ELEMENTSOF(tracefs); i++) {
 		r = read_path(tracefs[i], ret_buf, ret_len);
-		if (r != -ENOENT) {
+		if (r == 0 || r == -ENOMEM) {
 			*ret_source = "available_filter_functions";
 			return r;
 		}
 	}
-	/* a kernel without function tracing, or no tracefs here: kprobes take any text symbol */
+	/*
+	 * A kernel without function tracing, no tracefs here, or one this process may not read
+	 * (root's, mode 0700): kprobes take any text symbol, and kallsyms's names are everyone's.
+	 */
 	*ret_source = "kallsyms";
 	r = read_path("/proc/kallsyms", ret_buf, ret_len);
 	if (r == 0)

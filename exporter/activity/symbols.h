@@ -16,8 +16,9 @@ size_t activity_kallsyms_names(char *buf, size_t len);
 
 /*
  * The functions kprobes can be attached to: available_filter_functions from tracefs
- * (/sys/kernel/tracing, else the one below debugfs), or, where neither exists (a kernel built
- * without function tracing, or no tracefs mounted), the functions of /proc/kallsyms. 0 with the
+ * (/sys/kernel/tracing, else the one below debugfs), or, where neither can be read (a kernel
+ * built without function tracing, no tracefs mounted, or root's alone), the functions of
+ * /proc/kallsyms. 0 with the
  * list in *ret_buf (free()) and *ret_len, and its source's name in *ret_source; or -errno.
  */
 int activity_read_functions(char **ret_buf, size_t *ret_len, const char **ret_source);
