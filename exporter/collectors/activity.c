@@ -127,7 +127,8 @@ static void describe(const struct config *cfg, char *buf, size_t size)
 		return;
 	}
 	if (!program) {
-		snprintf(buf, size, "not attached (%s): %s", reason, setup_error ? setup_error : reason);
+		snprintf(buf, size, "not attached (%s)%s%s", reason, setup_error ? ": " : "",
+			 setup_error ? setup_error : "");
 		return;
 	}
 	used = (size_t)snprintf(buf, size, "kprobes chosen from %s:", source);
