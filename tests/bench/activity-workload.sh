@@ -6,7 +6,7 @@
 # Meanwhile /act-b reads a file of its own, to be counted apart. Then the cost: a cached-read loop (the warm 64 MiB
 # file read 4 KiB at a time, 4 passes: 65,536 read(2) calls, each a page-cache access the program counts) timed with
 # the exporter stopped (its programs detached, which the kernel's kprobes or perf events must show) and running,
-# alternately, 3 times each; the medians and their ratio. Environment: ACTIVITY_BIN (the exporter), ACTIVITY_DIR
+# alternately, 5 times each; the medians and their ratio. Environment: ACTIVITY_BIN (the exporter), ACTIVITY_DIR
 # (where the files go, /scratch: ext4 on a disk).
 set -euo pipefail
 bin=${ACTIVITY_BIN:-/usr/bin/cachestat_exporter}
@@ -50,38 +50,50 @@ in_cgroup() {
 	shift
 	bash -c 'echo $$ >'"$cg/$c"'/cgroup.procs && exec "$@"' sh "$@"
 }
+# the step's deltas of the four counters, set by step
+d_acc=0 d_add=0 d_dirt=0 d_bd=0
 step() {
-	local what=$1 before after
-	shift
+	local before after
 	before=$(counters /act-a)
 	"$@"
 	sleep 6 # a scan after the step (the scan interval is at least 5 s)
 	after=$(counters /act-a)
 	# shellcheck disable=SC2086
 	set -- $before $after
-	local acc=$(($5 - $1)) add=$(($6 - $2)) dirt=$(($7 - $3)) bd=$(($8 - $4))
-	local misses=$((add - dirt))
-	echo "$what: accesses $acc added $add dirtied $dirt buffer_dirtied $bd -> misses $misses hits $((acc - bd - misses))"
+	d_acc=$(($5 - $1)) d_add=$(($6 - $2)) d_dirt=$(($7 - $3)) d_bd=$(($8 - $4))
 }
+# report WHAT: the step's counts, and what BCC derives from them net of what starting dd costs in the cgroup
+# (s_acc, s_add: a dd that copies nothing, measured first)
+report() {
+	local misses=$((d_add - d_dirt)) acc=$((d_acc - s_acc)) add=$((d_add - s_add))
+	echo "$1: accesses $d_acc added $d_add dirtied $d_dirt buffer_dirtied $d_bd -> misses $misses" \
+		"hits $((d_acc - d_bd - misses)); net of dd's start: misses $((add - d_dirt)) hits $((acc - d_bd - (add - d_dirt)))"
+}
+step in_cgroup act-a dd if="$dir/act-64m" of=/dev/null count=0 status=none
+s_acc=$d_acc s_add=$d_add
+echo "dd's start in the cgroup (a dd that copies nothing): accesses $s_acc added $s_add"
 sync
 echo 3 >/proc/sys/vm/drop_caches
 in_cgroup act-b dd if="$dir/act-b-32m" of=/dev/null bs=1M status=none &
 other=$!
-step "cold read of 64 MiB (expect misses 16384)" in_cgroup act-a dd if="$dir/act-64m" of=/dev/null bs=1M status=none
+step in_cgroup act-a dd if="$dir/act-64m" of=/dev/null bs=1M status=none
+report "cold read of 64 MiB (expect misses 16384)"
 wait "$other"
-step "warm read of 64 MiB (expect hits 16384, misses 0)" in_cgroup act-a dd if="$dir/act-64m" of=/dev/null bs=1M status=none
-step "write of 16 MiB (expect dirtied 4096)" in_cgroup act-a dd if=/dev/zero of="$dir/act-16m" bs=1M count=16 status=none
+step in_cgroup act-a dd if="$dir/act-64m" of=/dev/null bs=1M status=none
+report "warm read of 64 MiB (expect hits 16384, misses 0)"
+step in_cgroup act-a dd if=/dev/zero of="$dir/act-16m" bs=1M count=16 status=none
+report "write of 16 MiB (expect dirtied 4096)"
 echo "/act-b (read 32 MiB cold, expect added 8192), accesses added dirtied buffer_dirtied: $(counters /act-b)"
 curl -sf http://127.0.0.1:9460/metrics | grep -E '^cachestat_(pagecache_activity|collector_unavailable|scrape_collector_success\{collector="activity")' || true
 
 # The cost. What is attached: where debugfs is (mainline's config), the kernel's list of kprobes names the access
-# function while the exporter runs and not once it has exited; where it is not (our release kernel), the perf
-# events the kprobes hang on are counted among every process's descriptors, which the kernel frees, with their
-# kprobes, when the last holder exits.
+# function (at +0x0, or +0x4 past an IBT kernel's endbr64) while the exporter runs and not once it has exited;
+# where it is not (our release kernel), the perf events the kprobes hang on are counted among every process's
+# descriptors, which the kernel frees, with their kprobes, when the last holder exits.
 mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
 if [ -r /sys/kernel/debug/kprobes/list ]; then
 	probe_source="the kernel's kprobe list"
-	probes() { grep -c -E ' (folio_mark_accessed|mark_page_accessed)(\+0x0)? ' /sys/kernel/debug/kprobes/list || true; }
+	probes() { grep -c -E ' (folio_mark_accessed|mark_page_accessed)\+0x[0-9a-f]+ ' /sys/kernel/debug/kprobes/list || true; }
 else
 	probe_source="perf event descriptors held"
 	probes() { find /proc/[0-9]*/fd -lname 'anon_inode:\[perf_event\]' 2>/dev/null | wc -l; }
@@ -96,7 +108,7 @@ loop() {
 }
 loop >/dev/null # warm, and the first pass's page faults of dd paid
 on=() off=()
-for _ in 1 2 3; do
+for _ in 1 2 3 4 5; do
 	stop_exporter
 	off+=("$(loop)")
 	[ "$(probes)" = 0 ] || echo "kprobes left after the exporter exited: $(probes)"
@@ -104,7 +116,7 @@ for _ in 1 2 3; do
 	on+=("$(loop)")
 done
 stop_exporter
-median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+median() { printf '%s\n' "$@" | sort -n | sed -n 3p; }
 m_off=$(median "${off[@]}") m_on=$(median "${on[@]}")
 echo "cached-read loop (65,536 reads of 4 KiB): off ${off[*]} ms, on ${on[*]} ms; medians $m_off and $m_on ms," \
 	"ratio on/off $(awk -v a="$m_on" -v b="$m_off" 'BEGIN { printf "%.3f", a / b }')"
