@@ -7,12 +7,14 @@
 # file read 4 KiB at a time, 8 passes: 131,072 read(2) calls, each a page-cache access the program counts) timed
 # with the exporter running without the collector and with it, alternately, 7 times each (the exporter's own scans
 # are in both); the medians and their ratio. Between the two, the exporter with the collector has exited: its
-# programs are detached, which the kernel's kprobes or perf events must show. Environment: ACTIVITY_BIN (the exporter), ACTIVITY_DIR
-# (where the files go, /scratch: ext4 on a disk).
+# programs are detached, which the kernel's kprobes or perf events must show. Environment: ACTIVITY_BIN (the
+# exporter), ACTIVITY_DIR (where the files go, /scratch: ext4 on a disk), ACTIVITY_ROUNDS and ACTIVITY_PASSES (7
+# and 8; e2e case 17 runs it at 1 and 1, a smoke size).
 set -euo pipefail
 bin=${ACTIVITY_BIN:-/usr/bin/cachestat_exporter}
 [ -x /root/cachestat_exporter ] && bin=${ACTIVITY_BIN:-/root/cachestat_exporter}
 dir=${ACTIVITY_DIR:-/scratch}
+rounds=${ACTIVITY_ROUNDS:-7} passes=${ACTIVITY_PASSES:-8}
 cg=/sys/fs/cgroup
 mkdir -p "$cg/act-a" "$cg/act-b"
 dd if=/dev/urandom of="$dir/act-64m" bs=1M count=64 status=none
@@ -34,6 +36,19 @@ stop_exporter() {
 	wait "$pid" || true
 	pid=
 }
+# What is attached: where debugfs is (mainline's config), the kernel's list of kprobes names the access
+# function (at +0x0, or +0x4 past an IBT kernel's endbr64) while the exporter runs and not once it has exited;
+# where it is not (our release kernel), the perf events the kprobes hang on are counted among every process's
+# descriptors, which the kernel frees, with their kprobes, when the last holder exits.
+mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+if [ -r /sys/kernel/debug/kprobes/list ]; then
+	probe_source="the kernel's kprobe list"
+	probes() { grep -c -E ' (folio_mark_accessed|mark_page_accessed)\+0x[0-9a-f]+ ' /sys/kernel/debug/kprobes/list || true; }
+else
+	probe_source="perf event descriptors held"
+	probes() { find /proc/[0-9]*/fd -lname 'anon_inode:\[perf_event\]' 2>/dev/null | wc -l; }
+fi
+probes_before=$(probes) # another exporter's (e2e case 17's unit), not ours
 trap '[ -z "$pid" ] || kill $pid' EXIT
 start_exporter
 grep -o 'activity="[^"]*"' /root/activity-exporter.log | head -n 1 || true
@@ -89,39 +104,41 @@ report "write of 16 MiB (expect dirtied 4096)"
 echo "/act-b (read 32 MiB cold, expect added 8192), accesses added dirtied buffer_dirtied: $(counters /act-b)"
 curl -sf http://127.0.0.1:9460/metrics | grep -E '^cachestat_(pagecache_activity|collector_unavailable|scrape_collector_success\{collector="activity")' || true
 
-# The cost. What is attached: where debugfs is (mainline's config), the kernel's list of kprobes names the access
-# function (at +0x0, or +0x4 past an IBT kernel's endbr64) while the exporter runs and not once it has exited;
-# where it is not (our release kernel), the perf events the kprobes hang on are counted among every process's
-# descriptors, which the kernel frees, with their kprobes, when the last holder exits.
-mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
-if [ -r /sys/kernel/debug/kprobes/list ]; then
-	probe_source="the kernel's kprobe list"
-	probes() { grep -c -E ' (folio_mark_accessed|mark_page_accessed)\+0x[0-9a-f]+ ' /sys/kernel/debug/kprobes/list || true; }
-else
-	probe_source="perf event descriptors held"
-	probes() { find /proc/[0-9]*/fd -lname 'anon_inode:\[perf_event\]' 2>/dev/null | wc -l; }
-fi
-echo "kprobes with the exporter running ($probe_source): $(probes)"
+# The cost.
+echo "kprobes with the exporter running ($probe_source): $(($(probes) - probes_before))"
+# loop: the cached-read loop; prints its wall time and the CPU time (user + system) of its reads, in ms. The kprobes
+# run in the reading task, so its CPU time holds their cost and little of what else the guest does meanwhile.
 loop() {
-	local t0 t1
+	local t0 t1 cpu
 	t0=$(date +%s%N)
-	for _ in 1 2 3 4 5 6 7 8; do dd if="$dir/act-64m" of=/dev/null bs=4k status=none; done
+	cpu=$(
+		for _ in $(seq "$passes"); do dd if="$dir/act-64m" of=/dev/null bs=4k status=none; done
+		times # two lines, the shell's and its children's
+	)
 	t1=$(date +%s%N)
-	echo $(((t1 - t0) / 1000000))
+	# the children's user and system time: "0m0.123s 0m0.456s"
+	awk -v wall=$(((t1 - t0) / 1000000)) 'NR == 2 {
+		split($1, u, /[ms]/); split($2, s, /[ms]/)
+		printf "%d %d\n", wall, (u[1] * 60 + u[2] + s[1] * 60 + s[2]) * 1000 + 0.5 }' <<<"$cpu"
 }
 loop >/dev/null # warm, and the first pass's page faults of dd paid
-on=() off=()
-for _ in 1 2 3 4 5 6 7; do
+wall_off=() wall_on=() cpu_off=() cpu_on=()
+for _ in $(seq "$rounds"); do
 	stop_exporter
-	[ "$(probes)" = 0 ] || echo "kprobes left after the exporter exited: $(probes)"
+	[ "$(probes)" = "$probes_before" ] ||
+		echo "kprobes left after the exporter exited: $(($(probes) - probes_before))"
 	start_exporter --no-collector.activity
-	off+=("$(loop)")
+	read -r w c < <(loop)
+	wall_off+=("$w") cpu_off+=("$c")
 	stop_exporter
 	start_exporter
-	on+=("$(loop)")
+	read -r w c < <(loop)
+	wall_on+=("$w") cpu_on+=("$c")
 done
 stop_exporter
-median() { printf '%s\n' "$@" | sort -n | sed -n 4p; }
-m_off=$(median "${off[@]}") m_on=$(median "${on[@]}")
-echo "cached-read loop (131,072 reads of 4 KiB): collector off ${off[*]} ms, on ${on[*]} ms;" \
-	"medians $m_off and $m_on ms, ratio on/off $(awk -v a="$m_on" -v b="$m_off" 'BEGIN { printf "%.3f", a / b }')"
+median() { printf '%s\n' "$@" | sort -n | sed -n "$(($# / 2 + 1))p"; }
+cpu0=$(median "${cpu_off[@]}") cpu1=$(median "${cpu_on[@]}") wall0=$(median "${wall_off[@]}") wall1=$(median "${wall_on[@]}")
+echo "cached-read loop ($((passes * 16384)) reads of 4 KiB), collector off / on: CPU ${cpu_off[*]} / ${cpu_on[*]} ms," \
+	"medians $cpu0 / $cpu1 ms; wall ${wall_off[*]} / ${wall_on[*]} ms, medians $wall0 / $wall1 ms"
+awk -v c0="$cpu0" -v c1="$cpu1" -v w0="$wall0" -v w1="$wall1" \
+	'BEGIN { printf "ratio on/off: CPU %.3f, wall %.3f\n", c1 / c0, w1 / w0 }'

@@ -750,6 +750,23 @@ case_17() {
 	act_within "warm read: misses" $(($(act_misses "$warm") - $(act_misses "$cat0"))) 0 16384
 	act_within "write: dirtied pages" $(($(act_field 3 "$write") - $(act_field 3 "$dd0"))) 4096
 	act_within "the other cgroup's cold read, counted apart: misses" "$(act_misses "$other_cold")" 8192
+	act_bench_smoke
+}
+# make bench-activity-guest's workload at a smoke size, beside the unit's exporter: a benchmark that broke fails
+# here. Its counts are not held to the file sizes (act_within does that above), only that it runs to its ratio and
+# its exporter's kprobes go when it exits.
+act_bench_smoke() {
+	local out
+	vm_ssh 'cat >/root/activity-workload.sh && chmod 755 /root/activity-workload.sh' \
+		<"$TOP/tests/bench/activity-workload.sh"
+	out=$(vm_ssh 'ACTIVITY_ROUNDS=1 ACTIVITY_PASSES=1 /root/activity-workload.sh') ||
+		fail_case "make bench-activity-guest's workload failed: $(tail -n 3 <<<"$out")"
+	note "bench smoke: $(grep 'ratio on/off' <<<"$out")"
+	if grep -q 'ratio on/off: CPU [0-9]' <<<"$out" && ! grep -q 'kprobes left' <<<"$out"; then
+		echo "ok - the activity bench's workload runs to its ratio, its kprobes gone at exit" >>"$RUN/case-$case_n.results"
+	else
+		echo "not ok - the activity bench's workload: $(tail -n 2 <<<"$out")" >>"$RUN/case-$case_n.results"
+	fi
 }
 # act_counts CG: the cgroup's four activity counters from the exporter, "ACCESSES ADDED DIRTIED BUFFER_DIRTIED"
 act_counts() {
