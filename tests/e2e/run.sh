@@ -319,21 +319,29 @@ print(sum(len((yaml.safe_load(open(f)) or {}).get("groups", [])) for f in sys.ar
 }
 rules_loaded() { [ "$(prom_api rules | jq '.data.groups | length')" = "$1" ]; }
 
+# dashboard_target: the job and instance of this guest's exporter, "JOB INSTANCE"
+dashboard_target() {
+	prom_api query --data-urlencode 'query=cachestat_build_info' | jq -r '.data.result[0].metric | "\(.job) \(.instance)"'
+}
+# dashboard_expr QUERY CGROUP JOB INSTANCE: the dashboard's QUERY with its variables set to them
+dashboard_expr() {
+	local c=$2 job=$3 instance=$4
+	# the subtree families exist for cgroups with children only: those panels look at the root
+	[[ $1 == *cachestat_cgroup_subtree_* ]] && c=/
+	printf '%s' "$1" | sed -e "s/\\\$__rate_interval/1m/g; s/\\\$__range/5m/g; s/\\\$__interval/5s/g" \
+		-e "s/\\\$job/$job/g; s/\\\$instance/$instance/g; s/\\\${job}/$job/g; s/\\\${instance}/$instance/g" \
+		-e "s/\\\$namespace/.*/g; s/\\\$pod/.*/g; s/\\\$container/.*/g; s/\\\$cluster/.*/g" \
+		-e "s|\\\$cgroup|$c|g; s|\\\${cgroup}|$c|g; s|\\\${cgroup:regex}|$c|g"
+}
 # Every query of the dashboard, with its variables set to this guest's job and instance, returns data.
 dashboard_queries() {
-	local cgroup=$1 job instance list q n=0 empty=0 absent=0 lacks=0 expr c
-	job=$(prom_api query --data-urlencode 'query=cachestat_build_info' | jq -r '.data.result[0].metric.job')
-	instance=$(prom_api query --data-urlencode 'query=cachestat_build_info' | jq -r '.data.result[0].metric.instance')
+	local cgroup=$1 list q n=0 empty=0 absent=0 lacks=0 expr target
+	target=$(dashboard_target)
 	list=$(dashboard_query_list) || return 1
 	while IFS= read -r q; do
 		[ -n "$q" ] || continue
-		# the subtree families exist for cgroups with children only: those panels look at the root
-		c=$cgroup
-		[[ $q == *cachestat_cgroup_subtree_* ]] && c=/
-		expr=$(printf '%s' "$q" | sed -e "s/\\\$__rate_interval/1m/g; s/\\\$__range/5m/g; s/\\\$__interval/5s/g" \
-			-e "s/\\\$job/$job/g; s/\\\$instance/$instance/g; s/\\\${job}/$job/g; s/\\\${instance}/$instance/g" \
-			-e "s/\\\$namespace/.*/g; s/\\\$pod/.*/g; s/\\\$container/.*/g; s/\\\$cluster/.*/g" \
-			-e "s|\\\$cgroup|$c|g; s|\\\${cgroup}|$c|g; s|\\\${cgroup:regex}|$c|g")
+		# shellcheck disable=SC2086 # target is two words
+		expr=$(dashboard_expr "$q" "$cgroup" $target)
 		n=$((n + 1))
 		if on_mincore && [[ $q =~ cachestat_(cgroup|file)_(dirty|writeback|evicted|recently_evicted)_bytes ]]; then
 			note "not on this kernel (mincore, $NO_CACHESTAT): $expr"
@@ -750,7 +758,23 @@ case_17() {
 	act_within "warm read: misses" $(($(act_misses "$warm") - $(act_misses "$cat0"))) 0 16384
 	act_within "write: dirtied pages" $(($(act_field 3 "$write") - $(act_field 3 "$dd0"))) 4096
 	act_within "the other cgroup's cold read, counted apart: misses" "$(act_misses "$other_cold")" 8192
+	# the dashboard's row, from the guest's Prometheus: the recorded hit ratio, then each panel's queries
+	until_true 120 "the recorded hit ratio of /$cg" "cgroup:cachestat_pagecache_hit_ratio:rate5m{cgroup=\"/$cg\"}" \
+		"v >= 0 && v <= 1"
+	act_dashboard_row "/$cg"
 	act_bench_smoke
+}
+# act_dashboard_row CG: what the panels of the dashboard's page-cache activity row show for CG, as notes
+act_dashboard_row() {
+	local target q v
+	target=$(dashboard_target)
+	while IFS= read -r q; do
+		# shellcheck disable=SC2086 # target is two words
+		v=$(prom_api query --data-urlencode "query=$(dashboard_expr "$q" "$1" $target)" |
+			jq -r '[.data.result[] | .value[1]] | join(", ")')
+		note "dashboard, ${q%%\{*}: ${v:-no data}"
+	done < <(jq -r '.panels[] | select(.title | test("^Page-cache (hit ratio|misses)")) | .targets[].expr' \
+		"$TOP/dashboards/cachestat.json")
 }
 # make bench-activity-guest's workload at a smoke size, beside the unit's exporter: a benchmark that broke fails
 # here. Its counts are not held to the file sizes (act_within does that above), only that it runs to its ratio and
