@@ -122,7 +122,14 @@ loop() {
 		printf "%d %d\n", wall, (u[1] * 60 + u[2] + s[1] * 60 + s[2]) * 1000 + 0.5 }' <<<"$cpu"
 }
 loop >/dev/null # warm, and the first pass's page faults of dd paid
-wall_off=() wall_on=() cpu_off=() cpu_on=()
+# prog_stats: the time the kernel measured in the exporter's programs and how many runs, "NS RUNS" (with
+# kernel.bpf_stats_enabled, each program's fdinfo counts them): the programs' own cost, free of the guest's noise
+prog_stats() {
+	cat /proc/"$pid"/fdinfo/* 2>/dev/null | awk '$1 == "run_time_ns:" { ns += $2 } $1 == "run_cnt:" { n += $2 }
+		END { printf "%d %d\n", ns, n }'
+}
+sysctl -qw kernel.bpf_stats_enabled=1 || echo "no kernel.bpf_stats_enabled: the programs' own time is not measured"
+wall_off=() wall_on=() cpu_off=() cpu_on=() prog_ns=0 prog_runs=0
 for _ in $(seq "$rounds"); do
 	stop_exporter
 	[ "$(probes)" = "$probes_before" ] ||
@@ -132,8 +139,10 @@ for _ in $(seq "$rounds"); do
 	wall_off+=("$w") cpu_off+=("$c")
 	stop_exporter
 	start_exporter
+	read -r ns0 n0 < <(prog_stats)
 	read -r w c < <(loop)
-	wall_on+=("$w") cpu_on+=("$c")
+	read -r ns1 n1 < <(prog_stats)
+	wall_on+=("$w") cpu_on+=("$c") prog_ns=$((prog_ns + ns1 - ns0)) prog_runs=$((prog_runs + n1 - n0))
 done
 stop_exporter
 median() { printf '%s\n' "$@" | sort -n | sed -n "$(($# / 2 + 1))p"; }
@@ -142,3 +151,8 @@ echo "cached-read loop ($((passes * 16384)) reads of 4 KiB), collector off / on:
 	"medians $cpu0 / $cpu1 ms; wall ${wall_off[*]} / ${wall_on[*]} ms, medians $wall0 / $wall1 ms"
 awk -v c0="$cpu0" -v c1="$cpu1" -v w0="$wall0" -v w1="$wall1" \
 	'BEGIN { printf "ratio on/off: CPU %.3f, wall %.3f\n", c1 / c0, w1 / w0 }'
+# per read: its CPU time off, and the programs' time per run (about one run per read: its access)
+awk -v c0="$cpu0" -v reads=$((passes * 16384)) -v ns="$prog_ns" -v runs="$prog_runs" -v rounds="$rounds" 'BEGIN {
+	printf "programs: %d runs in the loops with the collector on (%.2f a read), %.0f ns a run;", runs,
+		runs / (reads * rounds), runs ? ns / runs : 0
+	printf " a read off: %.0f ns of CPU\n", c0 * 1e6 / reads }'
