@@ -89,10 +89,10 @@ if systemd-analyze verify --man=no "$tmp/unit-fa/cachestat-exporter.service" >"$
 else
 	ko "systemd-analyze verify the unit with deploy/systemd/cachestat-exporter.service.d/fanotify.conf"
 fi
-# The activity variant: the unit with its drop-in (CAP_BPF and CAP_PERFMON, bpf and perf_event_open
-# allowed back, the flag), verified together; verify is silent about an unknown capability or
-# system call, so systemd's own reading of the result (security) must say the service may load BPF
-# programs and call both, and of the unit alone that it may not.
+# The activity variant: the unit with its drop-in (CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN, bpf and
+# perf_event_open allowed back, the flag), verified together; verify is silent about an unknown
+# capability or system call, so systemd's own reading of the result (security) must say the service
+# may load BPF programs and call both, and of the unit alone that it may not.
 dropins=deploy/systemd/cachestat-exporter.service.d
 mkdir -p "$tmp/unit-act/cachestat-exporter.service.d"
 cp "$tmp/unit/cachestat-exporter.service" "$tmp/unit-act/"
@@ -100,11 +100,11 @@ sed "s#^ExecStart=/usr/bin/cachestat_exporter #ExecStart=$exe #" $dropins/activi
 	>"$tmp/unit-act/cachestat-exporter.service.d/activity.conf"
 if systemd-analyze verify --man=no "$tmp/unit-act/cachestat-exporter.service" >"$tmp/out" 2>&1 && [ ! -s "$tmp/out" ] &&
 	grep -q '^ExecStart=.* --collector.activity ' "$tmp/unit-act/cachestat-exporter.service.d/activity.conf" &&
-	grep -qx 'CapabilityBoundingSet=CAP_BPF CAP_PERFMON' $dropins/activity.conf &&
-	grep -qx 'AmbientCapabilities=CAP_BPF CAP_PERFMON' $dropins/activity.conf; then
-	ok "systemd-analyze verify the unit with $dropins/activity.conf (the flag, CAP_BPF and CAP_PERFMON)"
+	grep -qx 'CapabilityBoundingSet=CAP_BPF CAP_PERFMON CAP_SYS_ADMIN' $dropins/activity.conf &&
+	grep -qx 'AmbientCapabilities=CAP_BPF CAP_PERFMON CAP_SYS_ADMIN' $dropins/activity.conf; then
+	ok "systemd-analyze verify the unit with $dropins/activity.conf (the flag, CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN)"
 else
-	ko "systemd-analyze verify the unit with $dropins/activity.conf (the flag, CAP_BPF and CAP_PERFMON)"
+	ko "systemd-analyze verify the unit with $dropins/activity.conf (the flag, CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN)"
 fi
 # gives_bpf DIR: systemd reads DIR's unit as one that may load BPF programs and call bpf and perf_event_open.
 gives_bpf() {
@@ -406,7 +406,7 @@ else
 ds = next(d for d in yaml.safe_load_all(sys.stdin) if d and d["kind"] == "DaemonSet")
 sc = ds["spec"]["template"]["spec"]["containers"][0]["securityContext"]
 added = [c for c in sc["capabilities"]["add"] if c in ("SYS_ADMIN", "BPF", "PERFMON")]
-print(sc["seccompProfile"]["localhostProfile"], *sorted(added))' >"$tmp/all/got" 2>&1
+print(sc["seccompProfile"]["localhostProfile"], *sorted(set(added)))' >"$tmp/all/got" 2>&1
 	eq "kubectl kustomize: every component at once runs with the fanotify profile and SYS_ADMIN, BPF, PERFMON" \
 		"$(cat "$tmp/all/got")" "${fa_profile##*/} BPF PERFMON SYS_ADMIN"
 	# Broken copies: an overlay inside its own base (a cycle) and a patch of a field that is not there.

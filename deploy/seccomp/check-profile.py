@@ -15,8 +15,10 @@ any failure:
    activity collector calls.
 With --fanotify (the fanotify variant's profile), open_by_handle_at must be allowed instead. With
 --activity (the activity variant's), bpf and perf_event_open must be allowed to a container
-holding the variant's capabilities (CAP_BPF and CAP_PERFMON added; CAP_SYS_ADMIN too with
---fanotify, the two components together), and no other call to CAP_BPF or CAP_PERFMON. A rule
+holding CAP_BPF and CAP_PERFMON besides the base's (the variant adds CAP_SYS_ADMIN as well, for
+kernels at perf_event_paranoid 3, whose grants the runtime default's rules make; with --fanotify
+too, the two components together, CAP_SYS_ADMIN is checked with them), and no other call to
+CAP_BPF or CAP_PERFMON. A rule
 applies to a container as the runtimes (moby, containerd, containers-common) read it: every
 capability of its includes held, none of its excludes.
 

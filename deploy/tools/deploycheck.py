@@ -35,7 +35,7 @@ KINDS = ("Namespace", "PriorityClass", "ServiceAccount", "ConfigMap", "DaemonSet
 # What each variant's component must add to the base (deploy/kubernetes/components/).
 VARIANTS = ("base", "activity", "fanotify", "kube-prometheus", "kube-prometheus-stack", "networkpolicy", "tls")
 # What a variant adds to the unit's capabilities: its drop-in's (deploy/systemd/cachestat-exporter.service.d/).
-EXTRA_CAPS = {"activity": ["CAP_BPF", "CAP_PERFMON"], "fanotify": ["CAP_SYS_ADMIN"]}
+EXTRA_CAPS = {"activity": ["CAP_BPF", "CAP_PERFMON", "CAP_SYS_ADMIN"], "fanotify": ["CAP_SYS_ADMIN"]}
 # kube-prometheus' Prometheus: service account prometheus-k8s in namespace monitoring.
 KUBE_PROMETHEUS_SA = ("monitoring", "prometheus-k8s")
 
@@ -327,11 +327,13 @@ def check_activity(objects, res):
     _, c = exporter_container(by_kind(objects))
     sc = c.get("securityContext") or {}
     problems = [] if "--collector.activity" in (c.get("args") or []) else ["no --collector.activity"]
-    problems += ["no %s" % cap for cap in ("BPF", "PERFMON") if cap not in (sc.get("capabilities") or {}).get("add", [])]
+    problems += ["no %s" % cap for cap in ("BPF", "PERFMON", "SYS_ADMIN")
+                 if cap not in (sc.get("capabilities") or {}).get("add", [])]
     profile = (sc.get("seccompProfile") or {}).get("localhostProfile")
     if profile != "cachestat-exporter-activity.json":
         problems.append("seccomp profile %r, not cachestat-exporter-activity.json" % profile)
-    res.check("kubernetes activity: --collector.activity, BPF and PERFMON, the activity seccomp profile", problems)
+    res.check("kubernetes activity: --collector.activity, BPF, PERFMON and SYS_ADMIN, the activity seccomp profile",
+              problems)
 
 
 def check_fanotify(objects, res):

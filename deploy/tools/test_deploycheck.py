@@ -163,7 +163,7 @@ class Kubernetes(unittest.TestCase):
 
         objs = self.objects("activity")
         self.assertEqual(failed(check, objs), [])
-        self.container(objs)["securityContext"]["capabilities"]["add"].append("SYS_ADMIN")
+        self.container(objs)["securityContext"]["capabilities"]["add"].append("NET_ADMIN")
         self.assertTrue(any(w.startswith("kubernetes: capabilities drop ALL") for w in failed(check, objs)))
 
     def test_kube_prometheus_binding_elsewhere_fails(self):
