@@ -763,6 +763,34 @@ case_17() {
 		"v >= 0 && v <= 1"
 	act_dashboard_row "/$cg"
 	act_bench_smoke
+	act_failed_start
+}
+# A start that fails after attaching some of its kprobes detaches them: the exporter run by hand under lower and
+# lower descriptor limits (RLIMIT_NOFILE) until the start fails at attaching a later kprobe than the first, which
+# the running daemon must then hold no perf event and no BPF program for.
+act_failed_start() {
+	local out later
+	out=$(vm_ssh 'for n in $(seq 30 -1 8); do
+		prlimit --nofile=$n:$n /usr/bin/cachestat_exporter --collector.activity \
+			--web.listen-address=127.0.0.1:9461 >/root/failed-start.log 2>&1 &
+		pid=$!
+		for _ in $(seq 30); do grep -q "will send" /root/failed-start.log && break; kill -0 $pid 2>/dev/null || break; sleep 1; done
+		printf "%s %s %s %s\n" $n \
+			"$(find /proc/$pid/fd -lname "anon_inode:\[perf_event\]" 2>/dev/null | wc -l)" \
+			"$(find /proc/$pid/fd -lname anon_inode:bpf-prog 2>/dev/null | wc -l)" \
+			"$(grep -o "attaching a kprobe to [a-z_]*" /root/failed-start.log | head -n 1 | cut -d" " -f5)"
+		kill $pid 2>/dev/null; wait $pid 2>/dev/null
+	done') || fail_case "the exporter under descriptor limits"
+	# "LIMIT PERF_EVENTS PROGRAMS FUNCTION": the starts that failed at a kprobe after the first
+	later=$(awk '$4 != "" && $4 != "folio_mark_accessed" && $4 != "mark_page_accessed"' <<<"$out")
+	note "starts that failed at a later kprobe (limit, perf events and programs held, the kprobe):" \
+		"$(tr '\n' ';' <<<"$later")"
+	if [ -n "$later" ] && awk '$2 != 0 || $3 != 0 { bad = 1 } END { exit bad }' <<<"$later"; then
+		echo "ok - a start that failed after attaching kprobes holds none of them" >>"$RUN/case-$case_n.results"
+	else
+		echo "not ok - a start that failed after attaching kprobes holds none of them: ${later:-no such start}" \
+			>>"$RUN/case-$case_n.results"
+	fi
 }
 # act_dashboard_row CG: what the panels of the dashboard's page-cache activity row show for CG, as notes
 act_dashboard_row() {
