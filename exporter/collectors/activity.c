@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,28 @@ static const char *start_reason(int r)
 	return "bpf_failed";
 }
 
+/*
+ * What a refused attach asks of the operator, appended to the start's failure: a kprobe is
+ * attached with perf_event_open(2), which wants CAP_PERFMON, or CAP_SYS_ADMIN at the level 3 of
+ * kernel.perf_event_paranoid that Debian's and Ubuntu's kernels add. Nothing when it cannot tell.
+ */
+static void explain_permission(const char *procfs)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL, *explained = NULL;
+	size_t len;
+	int level;
+
+	if (!setup_error || asprintf(&path, "%s/sys/kernel/perf_event_paranoid", procfs) < 0)
+		return;
+	if (read_file_at_max(AT_FDCWD, path, 16, &text, &len) < 0 || sscanf(text, "%d", &level) != 1)
+		return;
+	if (asprintf(&explained, "%s (kernel.perf_event_paranoid is %d: a kprobe wants %s)", setup_error, level,
+		     level >= 3 ? "CAP_SYS_ADMIN at this level" : "CAP_BPF and CAP_PERFMON") < 0)
+		return;
+	free(setup_error);
+	setup_error = TAKE_PTR(explained);
+}
+
 /* Before the privileges go: the program loaded and attached (CAP_BPF, CAP_PERFMON). */
 static int setup(const struct collector_options *opts)
 {
@@ -104,6 +127,8 @@ static int setup(const struct collector_options *opts)
 		return r;
 	if (r < 0) {
 		reason = start_reason(r);
+		if (r == -EPERM || r == -EACCES)
+			explain_permission(opts->procfs);
 		return 0;
 	}
 	memcpy(attached, names, sizeof(attached));

@@ -5,7 +5,7 @@
  * activity/symbols.o's): the attach points chosen and started, each walked cgroup given the
  * counts of its directory's inode, a cgroup without an entry without series, the node's dropped
  * events and map size, the JSON report, unclaimed entries pruned after three scans and claimed
- * ones kept, and cgroup v1 said.
+ * ones kept, cgroup v1 said, and a refused attach's start line naming what the kernel wants.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -16,11 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "activity/loader.h"
 #include "activity/symbols.h"
+#include "scan/registry.h"
 #include "fixture.h"
 
 static char root[] = "/tmp/cse-activity-XXXXXX";
@@ -31,6 +34,7 @@ static uint64_t ino_a, ino_bc; /* the ids of /a and /b/c: their directories' ino
 
 static const char *started[_ACTIVITY_EVENT_MAX];
 static int starts, forgotten_claimed;
+static bool denied; /* activity_start fails as perf_event_open does without the capability */
 #define ID_LEFT 525252 /* an id test_prune adds to the map, until it is forgotten */
 static bool left_in_map;
 static int left_forgotten;
@@ -56,6 +60,10 @@ int activity_start(const char *const names[_ACTIVITY_EVENT_MAX], struct activity
 	static int token;
 
 	*ret_error = NULL;
+	if (denied) {
+		*ret_error = strdup("attaching a kprobe to folio_mark_accessed: Permission denied");
+		return -EACCES;
+	}
 	memcpy(started, names, sizeof(started));
 	starts++;
 	*ret = (struct activity *)&token;
@@ -206,9 +214,66 @@ static void test_v1(void **state)
 	free(t);
 }
 
+/*
+ * The collector's start line after a refused attach, in a child (the collector starts once a
+ * process): reason no_bpf_permission, and what the kernel's perf_event_paranoid level wants.
+ */
+static char *denied_start_line(const char *paranoid)
+{
+	char procfs[] = "/tmp/cse-activity-proc-XXXXXX", line[1024] = "";
+	int fds[2];
+	ssize_t n;
+	pid_t pid;
+	int status;
+
+	assert_non_null(mkdtemp(procfs));
+	fixture_sh("mkdir -p '%s/sys/kernel'", procfs);
+	tree_write(procfs, "sys/kernel/perf_event_paranoid", paranoid);
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		const struct collector_def *def = registry_get((size_t)registry_find("activity"));
+		char *t;
+
+		denied = true;
+		t = scan_one_with((struct collector_options){ .cgroupfs = root, .procfs = procfs }, "activity",
+				  false, NULL);
+		def->describe(NULL, line, sizeof(line));
+		if (!strstr(t, "cachestat_collector_unavailable_info{collector=\"activity\",reason=\"no_bpf_permission\"} 1\n"))
+			snprintf(line, sizeof(line), "no reason no_bpf_permission in the scan");
+		n = write(fds[1], line, strlen(line));
+		_exit(n == (ssize_t)strlen(line) ? 0 : 1);
+	}
+	close(fds[1]);
+	n = read(fds[0], line, sizeof(line) - 1);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_true(n > 0);
+	line[n] = '\0';
+	assert_int_equal(tree_remove(procfs), 0);
+	return strdup(line);
+}
+
+static void test_denied(void **state)
+{
+	char *paranoid3 = denied_start_line("3\n"), *paranoid2 = denied_start_line("2\n");
+
+	(void)state;
+	assert_string_equal(paranoid3, "not attached (no_bpf_permission): attaching a kprobe to folio_mark_accessed: "
+				       "Permission denied (kernel.perf_event_paranoid is 3: a kprobe wants "
+				       "CAP_SYS_ADMIN at this level)");
+	assert_non_null(strstr(paranoid2, "Permission denied (kernel.perf_event_paranoid is 2: a kprobe wants "
+					  "CAP_BPF and CAP_PERFMON)"));
+	free(paranoid3);
+	free(paranoid2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_denied),
 		cmocka_unit_test(test_counts),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_prune),
