@@ -504,9 +504,10 @@ def check_variants(renders, unit_text, base_dir, res):
                                                                       for f in sorted(listed - files)])
 
 
-def check_agreement(objects, unit_text, scrape, prom, cloud_init, res):
-    """The pieces agree: the cluster scrape job finds the Service; job names; cloud-init paths.
-    scrape, prom: the parsed kubernetes-scrape.yml and prometheus.yml; cloud_init: {path: text}."""
+def check_agreement(objects, unit_text, scrape, prom, cloud_init, res, package_default=""):
+    """The pieces agree: the cluster scrape job finds the Service; job names; cloud-init paths and flags.
+    scrape, prom: the parsed kubernetes-scrape.yml and prometheus.yml; cloud_init: {path: text};
+    package_default: the package's /etc/default file, whose ARGS a cloud-init that writes ARGS starts from."""
     kinds = by_kind(objects)
     svc = first(kinds, "Service")
     namespaces = {d.get("metadata", {}).get("namespace") for d in objects} - {None}
@@ -539,6 +540,13 @@ def check_agreement(objects, unit_text, scrape, prom, cloud_init, res):
             full = d if d.startswith("/") else os.path.join("/etc/prometheus", d)
             if "rules" in text and full not in text:
                 problems.append("it does not install rules into %s (prometheus.yml's rule_files)" % full)
+        # It replaces the package's ARGS: it must keep their flags (the scan interval, the limits collector).
+        default = re.search(r'^ARGS="([^"]*)"', package_default, re.M)
+        written = re.search(r'^\s*args="([^"$]*)', text, re.M)
+        if default and "ARGS=" in text:
+            kept = written.group(1).split() if written else []
+            problems += ["it writes ARGS without the package's %s" % f for f in default.group(1).split()
+                         if f not in kept]
         res.check("cloud-init: %s installs what the unit and prometheus.yml expect" % path, problems)
 
 
@@ -585,6 +593,7 @@ def main(argv=None):
     p.add_argument("--scrape", default="deploy/prometheus/kubernetes-scrape.yml")
     p.add_argument("--prometheus", default="deploy/prometheus/prometheus.yml")
     p.add_argument("--cloud-init", nargs="*", default=sorted(glob.glob("deploy/cloud-init/*.yaml")))
+    p.add_argument("--package-default", default="debian/cachestat-exporter.default")
     args = ap.parse_args(argv)
 
     res = Results()
@@ -599,7 +608,8 @@ def main(argv=None):
         check_variants(renders_of(args.renders), read(args.unit), args.base_dir, res)
     elif args.cmd == "agreement":
         check_agreement(load_objects(read(args.rendered)), read(args.unit), yaml.safe_load(read(args.scrape)),
-                        yaml.safe_load(read(args.prometheus)), {p: read(p) for p in args.cloud_init}, res)
+                        yaml.safe_load(read(args.prometheus)), {p: read(p) for p in args.cloud_init}, res,
+                        read(args.package_default))
     res.print()
     return 1 if res.failed() else 0
 

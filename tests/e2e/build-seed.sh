@@ -19,7 +19,8 @@
 #   rules generated with E2E_RULES_CONFIG, jsonnet overrides of its _config: by default the thrashing alert's
 #   `for` at 1 minute, so that case 6 sees it fire and case 16 resolve), E2E_SCRAPE_INTERVAL (default 5s),
 #   E2E_EXPORTER_CONFIG (the exporter's config.json; default: the suite's own, exporter-config.json),
-#   E2E_EXPORTER_ARGS (flags the user-data adds to the package's; default --collector.numa), E2E_DROPINS (drop-ins
+#   E2E_EXPORTER_ARGS (flags the user-data adds to the package's, after --scan.min-interval=0; default
+#   --collector.numa), E2E_DROPINS (drop-ins
 #   of the exporter's unit the user-data installs, space-separated paths; default deploy/systemd's activity.conf,
 #   the activity collector that case 17 counts with; "none": none).
 set -euo pipefail
@@ -139,8 +140,9 @@ fi
 install -m 0644 "$rules_dir"/*.yml "$bundle/rules/"
 install -m 0644 "$E2E_DIR/alertmanager.yml" "$bundle/alertmanager.yml"
 [ -f "$exporter_config" ] && install -m 0644 "$exporter_config" "$bundle/config.json"
-# case 3 reads the refaults per NUMA node, a collector off by default
-printf '%s\n' "${E2E_EXPORTER_ARGS---collector.numa}" >"$bundle/args"
+# Every scrape waits for a scan of its own (the user-data keeps the package's 10 s, in which a case's counts read
+# just after its workload could be a scan behind); case 3 reads the refaults per NUMA node, a collector off by default.
+printf '%s\n' "--scan.min-interval=0 ${E2E_EXPORTER_ARGS---collector.numa}" >"$bundle/args"
 dropins=${E2E_DROPINS:-$TOP/deploy/systemd/cachestat-exporter.service.d/activity.conf}
 if [ "$dropins" != none ]; then
 	mkdir -p "$bundle/dropins"
