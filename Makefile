@@ -13,8 +13,9 @@ export BUILD_ROOT
 # stock-kernel guests (+: beside the suites after them) run beside e2e, whose TCG guest keeps one core of two busy.
 # The debug kernel (KASAN, lockdep) is make kernel-test's: its build alone (1,034 s of CPU cold, nine minutes of
 # both cores) would take make test past its 35-minute budget.
-# The mutation runs (make mutate, nine minutes of builds and test runs) check the tests rather than the code and
-# are not part of make test; the mutations suite checks in seconds that every entry of their list still applies.
+# The mutation runs (make mutate, about forty minutes of builds and test runs) check the tests rather than the code
+# and are not part of make test; the mutations suite checks that every entry of their list still applies and that
+# each mutation of the daemon's C still compiles.
 SUITES = \
 	shell='scripts/check-shell.sh' \
 	harness='scripts/check-harness.sh' \

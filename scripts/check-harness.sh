@@ -182,6 +182,16 @@ list 'check_list=false' 'test-log test-gone'
 eq "mutate --check-list: a unit test that does not exist fails" "$?" 1
 list 'check_list=false' 'sh:scripts/gone.sh'
 eq "mutate --check-list: an sh: command naming a file that does not exist fails" "$?" 1
+# c_entry TO: a mutation of the daemon's C, checked: it must still compile.
+c_entry() {
+	printf 'name: n\nmodule: m\nfile: exporter/base/utf8.c\nfrom: if (c < 0x80)\nto: %s\ntests: test-utf8\n' "$1" \
+		>"$work/mutations"
+	"$top/scripts/mutate.sh" --check-list "$work/mutations" >"$work/mutate.out" 2>&1
+}
+c_entry 'if (c <= 0x80)'
+eq "mutate --check-list: a mutation of the daemon's C that compiles passes" "$?" 0
+c_entry 'if (c < 0x80 && no_such_name)'
+eq "mutate --check-list: a mutation of the daemon's C that no longer compiles (a name undeclared) fails" "$?" 1
 
 # A mutation of exporter/ is built into the daemon before a command runs it: a command that runs the binary it
 # finds (tests/integration/mincore.sh does) sees the mutated code, not the binary built before.

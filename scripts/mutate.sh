@@ -9,10 +9,12 @@
 # mutations whose name matches. One line per mutation, then a table (mutation, module, the
 # test that caught it) and "N passed, N failed, N skipped".
 #
-# --check-list applies nothing and runs no test: it checks, in a few seconds, that each entry still applies (its
-# original text is in its file once and differs from its replacement) and that the tests it names exist (a unit
-# test's source under tests/unit, the files an sh: command names). make test runs that; the mutations themselves,
-# nine minutes of builds and test runs, are make mutate's.
+# --check-list applies nothing to the tree and runs no test: it checks, in about a minute, that each entry still
+# applies (its original text is in its file once and differs from its replacement), that a mutation of the
+# daemon's C still compiles (a copy of its file, at -O0 with the warnings as errors: a mutation that no longer
+# builds tests nothing) and that the tests it names exist (a unit test's source under tests/unit, the files an
+# sh: command names). make test runs that; the mutations themselves, builds and test runs of about forty minutes,
+# are make mutate's.
 #
 # List format, blocks separated by blank lines ('#' lines are comments):
 #   name: a short name          module: collect
@@ -56,6 +58,11 @@ check_entry() {
 		missing+=("its original text once in $file")
 	fi
 	[ "$from" != "$to" ] || missing+=("a replacement that differs from the original")
+	# (the BPF program is clang's, for another target: make mutate builds it)
+	if [ ${#missing[@]} -eq 0 ] && [[ $file == exporter/*.c && $file != exporter/activity/program.c ]] &&
+		! compiles "$file" "$from" "$to"; then
+		missing+=("a mutated text that compiles ($(grep -m1 'error' "$check_dir/cc.log"))")
+	fi
 	for t in ${tests%%sh:*}; do
 		[[ " ${unit_sources[*]} " == *" $t.c "* ]] || missing+=("the unit test $t")
 	done
@@ -72,8 +79,23 @@ check_entry() {
 		fail "$module: $name: missing $(printf '%s; ' "${missing[@]}")"
 	fi
 }
-# The unit tests' sources, for check_entry.
-$check_list && mapfile -t unit_sources < <(find "$top/tests/unit" -name 'test-*.c' -printf '%f\n')
+# compiles FILE FROM TO: a copy of the daemon's source FILE with the mutation compiles, its own directory
+# searched first for its quoted includes as for the original.
+compiles() {
+	cp "$top/$1" "$check_dir/mutated.c" && apply "$check_dir/mutated.c" "$2" "$3" &&
+		(cd "$top/exporter" && $check_cc -iquote "$top/$(dirname "$1")" -c -o /dev/null "$check_dir/mutated.c") \
+			>"$check_dir/cc.log" 2>&1
+}
+# The unit tests' sources, for check_entry; the compiler of compiles().
+if $check_list; then
+	mapfile -t unit_sources < <(find "$top/tests/unit" -name 'test-*.c' -printf '%f\n')
+	check_cc=$(make -s -C "$top/exporter" print-check-cc) || {
+		fail "the exporter's compile command (make -C exporter print-check-cc)"
+		finish
+	}
+	check_dir=$(mktemp -d "${TMPDIR:-/tmp}/cse-mutate-check.XXXXXX")
+	trap 'rm -rf "$check_dir"' EXIT
+fi
 
 unit() { # unit TEST...: builds and runs the unit test binaries; fails on the first that fails
 	local t
