@@ -283,6 +283,8 @@ static void scan_end(struct collect_scan *scan, void *state)
 	activity_idmap_free(&as->map);
 }
 
+_Static_assert(ACTIVITY_MAX_CGROUPS == 8192, "the HELP of cachestat_pagecache_activity_cgroups says 8192");
+
 static void render_node(FILE *out, const struct activity_cgroup *n)
 {
 	render_family(out, "cachestat_pagecache_activity_dropped_total", "counter",
