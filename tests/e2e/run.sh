@@ -699,9 +699,10 @@ case_14() {
 
 # Case 15: the hardened unit runs on this kernel as its filters stand: active, never restarted, no call killed by
 # a seccomp filter (the kernel's audit records, type 1326, in the journal: systemd's SystemCallFilter kills
-# with SIGSYS, which the kernel logs), every collector succeeding, and no denial in the exporter's own log.
+# with SIGSYS, which the kernel logs), every collector succeeding (none that is on refused
+# its permission or failed at start), and no denial in the exporter's own log.
 case_15() {
-	local unit=cachestat-exporter.service state restarts audit denied
+	local unit=cachestat-exporter.service state restarts audit denied unavailable
 	[ -z "${E2E_EXPORTER:-}" ] || skip_case "E2E_EXPORTER is set: the guest runs that binary, not the package's unit"
 	state=$(vm_ssh "systemctl show -P ActiveState $unit")
 	restarts=$(vm_ssh "systemctl show -P NRestarts $unit")
@@ -728,6 +729,15 @@ case_15() {
 	note "no denial in the exporter's log"
 	until_true 30 "every collector succeeds" "min(cachestat_scrape_collector_success{$(scrape_job)})" "v == 1"
 	until_true 10 "the scrape is up" "up{$(scrape_job)}" "v == 1"
+	# A collector that is on but has nothing to measure has no success series, so the check above passes it by.
+	# What the host lacks (cgroup v1, no PSI, a kernel without cachestat or kprobes) is a reason of its own;
+	# a refused permission (the unit's drop-ins must grant what it needs) or a failed start is the unit's defect.
+	unavailable=$(prom_api query --data-urlencode "query=cachestat_collector_unavailable_info{$(scrape_job)}" |
+		jq -r '[.data.result[].metric | "\(.collector) (\(.reason))"] | join(", ")') ||
+		fail_case "no answer from Prometheus"
+	note "collectors on with nothing to measure on this host: ${unavailable:-none}"
+	! grep -qE 'no_bpf_permission|bpf_failed' <<<"$unavailable" ||
+		fail_case "a collector the unit turns on was refused or failed at start: $unavailable"
 }
 
 # Case 17: the activity collector (on in this guest: the package's drop-in activity.conf, build-seed.sh) counts
