@@ -782,13 +782,14 @@ case_17() {
 # and at least one running daemon must have been seen.
 act_failed_start() {
 	local out later
-	out=$(vm_ssh 'for n in $(seq 30 -1 8); do
+	out=$(vm_ssh ': >/root/failed-start-exits.log; for n in $(seq 30 -1 8); do
 		prlimit --nofile=$n:$n /usr/bin/cachestat_exporter --collector.activity \
 			--web.listen-address=127.0.0.1:9461 >/root/failed-start.log 2>&1 &
 		pid=$!
 		for _ in $(seq 30); do grep -q "will send" /root/failed-start.log && break; kill -0 $pid 2>/dev/null || break; sleep 1; done
 		held="$(find /proc/$pid/fd -lname "anon_inode:\[perf_event\]" 2>/dev/null | wc -l) $(find /proc/$pid/fd -lname anon_inode:bpf-prog 2>/dev/null | wc -l)"
 		running=$(kill -0 $pid 2>/dev/null && echo running || echo exited)
+		[ $running = running ] || echo "$n: $(grep -m1 "level=ERROR" /root/failed-start.log)" >>/root/failed-start-exits.log
 		printf "%s %s %s %s\n" $n "$held" $running \
 			"$(grep -o "attaching a kprobe to [a-z_]*" /root/failed-start.log | head -n 1 | cut -d" " -f5)"
 		kill $pid 2>/dev/null; wait $pid 2>/dev/null
@@ -797,6 +798,7 @@ act_failed_start() {
 	later=$(awk '$5 != "" && $5 != "folio_mark_accessed" && $5 != "mark_page_accessed"' <<<"$out")
 	note "starts that failed at a later kprobe (limit, perf events and programs held, the daemon, the kprobe):" \
 		"$(tr '\n' ';' <<<"$later")"
+	note "daemons that exited at start, by limit: $(vm_ssh 'cat /root/failed-start-exits.log' | tr '\n' ';')"
 	if grep -q ' running ' <<<"$later" &&
 		awk '$4 == "running" && ($2 != 0 || $3 != 0) { bad = 1 } END { exit bad }' <<<"$later"; then
 		echo "ok - a start that failed after attaching kprobes holds none of them" >>"$RUN/case-$case_n.results"
