@@ -35,17 +35,21 @@ list=${1:-$top/scripts/mutations.txt}
 # shellcheck source=tests/lib/tap.sh
 . "$top/tests/lib/tap.sh"
 
-# apply FILE FROM TO: replaces the one occurrence of FROM; exit 3 when not found, 4 when ambiguous.
+# apply FILE FROM TO: replaces the one occurrence of FROM, byte for byte; exit 3 when not found, 4 when ambiguous.
+# Perl's, not python's: --check-list applies every C entry to a copy, and a python start each would be most of
+# its time.
 apply() {
-	python3 - "$@" <<'PY'
-import sys
-path, old, new = sys.argv[1:4]
-text = open(path, encoding="utf-8", errors="surrogateescape").read()
-n = text.count(old)
-if n != 1:
-    sys.exit(3 if n == 0 else 4)
-open(path, "w", encoding="utf-8", errors="surrogateescape").write(text.replace(old, new, 1))
-PY
+	perl -0777 -e '
+		my ($path, $from, $to) = @ARGV;
+		open(my $in, "<", $path) or exit 5;
+		my $text = <$in> // "";
+		close $in;
+		my $n = () = $text =~ /\Q$from\E/g;
+		exit($n ? 4 : 3) if $n != 1;
+		$text =~ s/\Q$from\E/$to/;
+		open(my $out, ">", $path) or exit 5;
+		print $out $text;
+		close $out or exit 5;' "$@"
 }
 
 # check_entry NAME MODULE FILE FROM TO TESTS: the entry applies, and the tests it names exist (grep counts the
@@ -80,11 +84,9 @@ check_entry() {
 	fi
 }
 # compiles FILE FROM TO: a copy of the daemon's source FILE with the mutation compiles, its own directory
-# searched first for its quoted includes as for the original. The copy is perl's (check_entry has counted the
-# original text once): a python start per entry would be most of the check's time.
+# searched first for its quoted includes as for the original.
 compiles() {
-	perl -0777 -pe 'BEGIN { ($from, $to) = splice(@ARGV, 0, 2) } s/\Q$from\E/$to/' "$2" "$3" <"$top/$1" \
-		>"$check_dir/mutated.c" &&
+	cp "$top/$1" "$check_dir/mutated.c" && apply "$check_dir/mutated.c" "$2" "$3" &&
 		(cd "$top/exporter" && $check_cc -iquote "$top/$(dirname "$1")" -c -o /dev/null "$check_dir/mutated.c") \
 			>"$check_dir/cc.log" 2>&1
 }
