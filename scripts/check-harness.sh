@@ -167,11 +167,13 @@ tally_of 'echo PASS: a; exit 127'
 eq "tally: a command that exits 127 fails" "$?" 1
 
 # ---- scripts/mutate.sh --check-list ----
-# list FROM TESTS: a one-entry mutation list on scripts/mutate.sh itself, checked (not run).
-list() {
-	printf 'name: n\nmodule: m\nfile: scripts/mutate.sh\nfrom: %s\nto: x\ntests: %s\n' "$1" "$2" >"$work/mutations"
+# entry FILE FROM TO TESTS: a one-entry mutation list, checked (not run).
+entry() {
+	printf 'name: n\nmodule: m\nfile: %s\nfrom: %s\nto: %s\ntests: %s\n' "$@" >"$work/mutations"
 	"$top/scripts/mutate.sh" --check-list "$work/mutations" >"$work/mutate.out" 2>&1
 }
+# list FROM TESTS: an entry on scripts/mutate.sh itself.
+list() { entry scripts/mutate.sh "$1" x "$2"; }
 list 'check_list=false' 'test-log sh:scripts/check-harness.sh tests/lib/*.sh'
 eq "mutate --check-list: an entry that applies, with tests that exist, passes" "$?" 0
 list 'a text that is nowhere' 'test-log'
@@ -182,12 +184,8 @@ list 'check_list=false' 'test-log test-gone'
 eq "mutate --check-list: a unit test that does not exist fails" "$?" 1
 list 'check_list=false' 'sh:scripts/gone.sh'
 eq "mutate --check-list: an sh: command naming a file that does not exist fails" "$?" 1
-# c_entry TO: a mutation of the daemon's C, checked: it must still compile.
-c_entry() {
-	printf 'name: n\nmodule: m\nfile: exporter/base/utf8.c\nfrom: if (c < 0x80)\nto: %s\ntests: test-utf8\n' "$1" \
-		>"$work/mutations"
-	"$top/scripts/mutate.sh" --check-list "$work/mutations" >"$work/mutate.out" 2>&1
-}
+# c_entry TO: a mutation of the daemon's C, which must still compile.
+c_entry() { entry exporter/base/utf8.c 'if (c < 0x80)' "$1" test-utf8; }
 c_entry 'if (c <= 0x80)'
 eq "mutate --check-list: a mutation of the daemon's C that compiles passes" "$?" 0
 c_entry 'if (c < 0x80 && no_such_name)'
