@@ -20,9 +20,8 @@
 #   `for` at 1 minute, so that case 6 sees it fire and case 16 resolve), E2E_SCRAPE_INTERVAL (default 5s),
 #   E2E_EXPORTER_CONFIG (the exporter's config.json; default: the suite's own, exporter-config.json),
 #   E2E_EXPORTER_ARGS (flags the user-data adds to the package's, after --scan.min-interval=0; default
-#   --collector.numa), E2E_DROPINS (drop-ins
-#   of the exporter's unit the user-data installs, space-separated paths; default deploy/systemd's activity.conf,
-#   the activity collector that case 17 counts with; "none": none).
+#   --collector.numa), E2E_DROPINS (drop-ins of the exporter's unit the user-data installs, space-separated paths;
+#   default deploy/systemd's activity.conf, the activity collector that case 17 counts with; "none": none).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=scripts/lib-version.sh
